@@ -1,0 +1,110 @@
+"""Sphinx configuration of the book "Self-Attention, Step by Step".
+
+Build it through CMake (the README's first command), which first runs Doxygen and
+every chapter program, then calls /usr/bin/sphinx-build with warnings as errors.
+"""
+import os
+import shutil
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.util.docutils import SphinxDirective
+
+project = "Self-Attention, Step by Step"
+author = "The authors of Self-Attention, Step by Step"
+copyright = "2026, " + author
+release = "1.0"
+
+root_doc = "docs/index"
+exclude_patterns = ["build", "build-*", "workspace", "README.md", ".ci", "tools", "src", "tests", ".git"]
+extensions = [
+    "sphinx.ext.mathjax",
+    "sphinx.ext.graphviz",
+    "sphinx_copybutton",
+    "breathe",
+]
+
+html_theme = "furo"
+html_title = project
+html_static_path = ["docs/_static"]
+html_css_files = ["book.css"]
+html_show_sourcelink = False
+html_copy_source = False
+
+# C++ is the language of every listing; the API page comes from Doxygen's XML.
+highlight_language = "cpp"
+primary_domain = "cpp"
+breathe_projects = {"selfattention": os.environ.get("BOOK_DOXYGEN_XML", "build/doxygen/xml")}
+breathe_default_project = "selfattention"
+breathe_domain_by_extension = {"hpp": "cpp"}
+
+graphviz_output_format = "svg"
+
+# MathJax 2.7 from Debian's libjs-mathjax, copied into the book so it works offline.
+MATHJAX_SOURCE = "/usr/share/javascript/mathjax"
+MATHJAX_PARTS = [
+    "MathJax.js",
+    "config/TeX-AMS_SVG-full.js",
+    "extensions",
+    "jax/input/TeX",
+    "jax/element",
+    "jax/output/SVG/jax.js",
+    "jax/output/SVG/config.js",
+    "jax/output/SVG/autoload",
+    "jax/output/SVG/fonts/TeX",
+    "localization/en",
+]
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_SVG-full"
+mathjax2_config = {
+    "showMathMenu": False,
+    "messageStyle": "none",
+    "SVG": {"linebreaks": {"automatic": True}},
+}
+
+# The chapter programs write their figures here when the book is built.
+FIGURES = os.environ.get("BOOK_FIGURES", os.path.join(os.path.dirname(__file__), "build", "figures"))
+
+
+class ChapterFigure(SphinxDirective):
+    """``.. chapter-figure:: 02-scores/scores.svg`` shows a figure written at build time by a chapter program."""
+
+    required_arguments = 1
+    has_content = True
+    option_spec = {"alt": directives.unchanged_required, "width": directives.unchanged}
+
+    def run(self):
+        path = os.path.join(FIGURES, self.arguments[0])
+        if not os.path.exists(path):
+            raise self.error(f"figure {self.arguments[0]} was not written by its chapter program (looked in {FIGURES})")
+        self.env.note_dependency(path)
+        uri = "/" + os.path.relpath(path, self.env.srcdir)
+        image = nodes.image(uri=uri, alt=self.options.get("alt", self.arguments[0]))
+        if "width" in self.options:
+            image["width"] = self.options["width"]
+        figure = nodes.figure("", image, classes=["chapter-figure"])
+        if self.content:
+            caption_text = " ".join(self.content)
+            caption_nodes, messages = self.state.inline_text(caption_text, self.lineno)
+            figure += nodes.caption(caption_text, "", *caption_nodes)
+            figure += messages
+        return [figure]
+
+
+def copy_mathjax(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    target = os.path.join(app.outdir, "_static", "mathjax")
+    for part in MATHJAX_PARTS:
+        source = os.path.join(MATHJAX_SOURCE, part)
+        destination = os.path.join(target, part)
+        if os.path.isdir(source):
+            shutil.copytree(source, destination, dirs_exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(destination), exist_ok=True)
+            shutil.copy2(source, destination)
+
+
+def setup(app):
+    app.add_directive("chapter-figure", ChapterFigure)
+    app.connect("build-finished", copy_mathjax)
+    return {"parallel_read_safe": True}

@@ -1,0 +1,229 @@
+#include "cli.hpp"
+
+#include <charconv>
+#include <exception>
+#include <iostream>
+#include <system_error>
+
+namespace sa {
+
+UsageError::UsageError(const std::string& message) : std::invalid_argument(message) {}
+
+Example mouse_eats_cheese()
+{
+    Example example;
+    example.tokens = {"Mouse", "Eats", "Cheese"};
+    example.embeddings = Matrix{{2, 0}, {1, 2}, {2, 0}};
+    example.w_query = Matrix{{0, 1}, {1, 0}};  // swaps the two features
+    example.w_key = Matrix{{1, 0}, {0, 1}};
+    example.w_value = Matrix{{1, 0}, {0, 1}};
+    return example;
+}
+
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator)
+{
+    std::vector<std::string_view> parts;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t end = text.find(separator, start);
+        parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+        if (end == std::string_view::npos) {
+            return parts;
+        }
+        start = end + 1;
+    }
+}
+
+std::string_view trim(std::string_view text)
+{
+    const auto first = text.find_first_not_of(" \t");
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    const auto last = text.find_last_not_of(" \t");
+    return text.substr(first, last - first + 1);
+}
+
+// Locale-independent: std::from_chars never consults the C locale.
+bool parse_number(std::string_view text, double& value)
+{
+    if (!text.empty() && text.front() == '+') {
+        text.remove_prefix(1);
+    }
+    if (text.empty()) {
+        return false;
+    }
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc() && end == text.data() + text.size();
+}
+
+bool parse_whole(std::string_view text, long low, long high, long& value)
+{
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return !text.empty() && error == std::errc() && end == text.data() + text.size() && value >= low &&
+           value <= high;
+}
+
+constexpr std::string_view matrix_format = "rows separated by ';' and entries by ',', e.g. \"2,0;1,2\"";
+
+void check_rows(std::string_view option, const Matrix& matrix, std::size_t expected, std::string_view why)
+{
+    if (matrix.rows() != expected) {
+        throw UsageError(fmt::format("{}: expected {} rows ({}), got {}", option, expected, why, matrix.rows()));
+    }
+}
+
+}  // namespace
+
+Matrix parse_matrix(std::string_view option, std::string_view text)
+{
+    if (trim(text).empty()) {
+        throw UsageError(fmt::format("{}: the matrix is empty; expected {}", option, matrix_format));
+    }
+    std::vector<std::vector<double>> rows;
+    for (const auto row_text : split(text, ';')) {
+        const std::size_t row_number = rows.size() + 1;
+        std::vector<double> row;
+        for (const auto entry_text : split(row_text, ',')) {
+            const auto entry = trim(entry_text);
+            double value = 0.0;
+            if (!parse_number(entry, value)) {
+                throw UsageError(fmt::format("{} row {}: \"{}\": \"{}\" is not a number; expected {}", option,
+                                             row_number, row_text, entry, matrix_format));
+            }
+            row.push_back(value);
+        }
+        if (!rows.empty() && row.size() != rows.front().size()) {
+            throw UsageError(fmt::format("{} row {}: \"{}\" has {} entries but row 1 has {}; every row needs the same number",
+                                         option, row_number, row_text, row.size(), rows.front().size()));
+        }
+        rows.push_back(std::move(row));
+    }
+    return Matrix::from_rows(rows);
+}
+
+Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>& args)
+{
+    Example example = info.defaults;
+    bool own_embeddings = false;
+    bool own_tokens = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& option = args[i];
+        const auto value = [&](std::string_view expected) -> std::string_view {
+            if (i + 1 >= args.size()) {
+                throw UsageError(fmt::format("{}: missing value; expected {}", option, expected));
+            }
+            return args[++i];
+        };
+        if (option == "--embeddings") {
+            example.embeddings = parse_matrix(option, value("a matrix such as \"2,0;1,2;2,0\""));
+            own_embeddings = true;
+        } else if (option == "--wq") {
+            example.w_query = parse_matrix(option, value("a matrix such as \"0,1;1,0\""));
+        } else if (option == "--wk") {
+            example.w_key = parse_matrix(option, value("a matrix such as \"1,0;0,1\""));
+        } else if (option == "--wv") {
+            example.w_value = parse_matrix(option, value("a matrix such as \"1,0;0,1\""));
+        } else if (option == "--tokens") {
+            const auto names = value("names separated by ',', e.g. \"Mouse,Eats,Cheese\"");
+            example.tokens.clear();
+            for (const auto name : split(names, ',')) {
+                if (trim(name).empty()) {
+                    throw UsageError(fmt::format("--tokens: \"{}\" has an empty name; expected names separated by ','",
+                                                 names));
+                }
+                example.tokens.emplace_back(trim(name));
+            }
+            own_tokens = true;
+        } else if (option == "--causal") {
+            example.causal = true;
+        } else if (option == "--precision") {
+            const auto text = value("a whole number from 0 to 12");
+            long digits = 0;
+            if (!parse_whole(text, 0, 12, digits)) {
+                throw UsageError(fmt::format("--precision: expected a whole number from 0 to 12, got \"{}\"", text));
+            }
+            example.precision = static_cast<int>(digits);
+        } else if (option == "--seed" && info.uses_seed) {
+            const auto text = value("a whole number from 0 to 2147483647");
+            if (!parse_whole(text, 0, 2147483647L, example.seed)) {
+                throw UsageError(fmt::format("--seed: expected a whole number from 0 to 2147483647, got \"{}\"", text));
+            }
+        } else if (option == "--figures") {
+            example.figures = std::string(value("a folder to write SVG figures into"));
+        } else {
+            throw UsageError(fmt::format("unknown option \"{}\"; run {} --help for the options", option, info.name));
+        }
+    }
+    if (own_embeddings && !own_tokens) {
+        example.tokens.clear();
+        for (std::size_t row = 1; row <= example.embeddings.rows(); ++row) {
+            example.tokens.push_back(fmt::format("t{}", row));
+        }
+    }
+    const std::size_t features = example.embeddings.cols();
+    check_rows("--wq", example.w_query, features, "one per embedding feature");
+    check_rows("--wk", example.w_key, features, "one per embedding feature");
+    check_rows("--wv", example.w_value, features, "one per embedding feature");
+    if (example.w_key.cols() != example.w_query.cols()) {
+        throw UsageError(fmt::format("--wk: expected {} columns (d_k, the same as --wq), got {}", example.w_query.cols(),
+                                     example.w_key.cols()));
+    }
+    if (example.tokens.size() != example.embeddings.rows()) {
+        throw UsageError(fmt::format("--tokens: expected {} names (one per embedding row), got {}",
+                                     example.embeddings.rows(), example.tokens.size()));
+    }
+    return example;
+}
+
+std::string usage(const ProgramInfo& info)
+{
+    std::string text = fmt::format("{}: {}\n\nUsage: {} [options]\n\n", info.name, info.summary, info.name);
+    text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
+    text += "With no options the program runs the chapter's own example.\n\n";
+    text += "  --tokens A,B,C       one name per embedding row\n";
+    text += "  --embeddings M       E, one row per token (n×d_model)\n";
+    text += "  --wq M               W_Q, one row per embedding feature (d_model×d_k)\n";
+    text += "  --wk M               W_K, one row per embedding feature (d_model×d_k)\n";
+    text += "  --wv M               W_V, one row per embedding feature (d_model×d_v)\n";
+    text += "  --causal             mask the positions after each token\n";
+    text += "  --precision N        decimals to print, 0 to 12 (default 3)\n";
+    if (info.uses_seed) {
+        text += "  --seed N             seed of the random experiment\n";
+    }
+    text += "  --figures DIR        also write the chapter's figures as SVG files into DIR\n";
+    text += "  --help               print this text\n";
+    return text;
+}
+
+int run_program(const ProgramInfo& info, int argc, char** argv,
+                const std::function<std::string(const Example&)>& body)
+{
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    for (const auto& arg : args) {
+        if (arg == "--help" || arg == "-h") {
+            std::cout << usage(info);
+            return 0;
+        }
+    }
+    try {
+        const Example example = parse_arguments(info, args);
+        const std::string output = body(example);
+        std::cout << output;
+        std::cout.flush();
+        return std::cout ? 0 : 1;
+    } catch (const std::exception& error) {
+        std::cerr << info.name << ": " << error.what() << '\n';
+        return 2;
+    }
+}
+
+std::string show(const std::string& title, const Matrix& matrix, const std::vector<std::string>& row_labels,
+                 const std::vector<std::string>& col_labels, int precision)
+{
+    return title + "\n" + format_table(matrix, row_labels, col_labels, precision) + "\n";
+}
+
+}  // namespace sa

@@ -1,0 +1,69 @@
+#include "masking.hpp"
+
+#include <limits>
+#include <stdexcept>
+
+#include "exercise.hpp"
+
+namespace sa {
+
+//> causal_mask
+Matrix causal_mask(std::size_t queries, std::size_t keys)
+{
+    // BEGIN SOLUTION causal_mask: chapter 4, Masking
+    const double masked_out = -std::numeric_limits<double>::infinity();
+    Matrix mask(queries, keys, 0.0);
+    for (std::size_t i = 0; i < queries; ++i) {
+        for (std::size_t j = i + 1; j < keys; ++j) {
+            mask(i, j) = masked_out;  // key j comes after query i
+        }
+    }
+    return mask;
+    // END SOLUTION
+}
+//< causal_mask
+
+//> padding_mask
+Matrix padding_mask(std::size_t queries, const std::vector<bool>& key_is_real)
+{
+    // BEGIN SOLUTION padding_mask: chapter 4, Masking
+    const double masked_out = -std::numeric_limits<double>::infinity();
+    Matrix mask(queries, key_is_real.size(), 0.0);
+    for (std::size_t i = 0; i < mask.rows(); ++i) {
+        for (std::size_t j = 0; j < mask.cols(); ++j) {
+            if (!key_is_real[j]) {
+                mask(i, j) = masked_out;
+            }
+        }
+    }
+    return mask;
+    // END SOLUTION
+}
+//< padding_mask
+
+//> apply_mask
+Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask)
+{
+    // BEGIN SOLUTION apply_mask: chapter 4, Masking
+    if (scaled_scores.rows() != mask.rows() || scaled_scores.cols() != mask.cols()) {
+        throw ShapeError(fmt::format("apply_mask: scores are {} but the mask is {}; they must have the same shape",
+                                     shape(scaled_scores), shape(mask)));
+    }
+    Matrix masked(scaled_scores.rows(), scaled_scores.cols());
+    for (std::size_t i = 0; i < masked.rows(); ++i) {
+        for (std::size_t j = 0; j < masked.cols(); ++j) {
+            const double entry = mask(i, j);
+            if (entry != 0.0 && entry != -std::numeric_limits<double>::infinity()) {
+                throw std::invalid_argument(fmt::format(
+                    "apply_mask: mask entry ({}, {}) is {}; each entry must be 0 (takes part) or -inf (masked out)",
+                    i, j, entry));
+            }
+            masked(i, j) = scaled_scores(i, j) + entry;
+        }
+    }
+    return masked;
+    // END SOLUTION
+}
+//< apply_mask
+
+}  // namespace sa

@@ -1,0 +1,55 @@
+/// \file masking.hpp
+/// \brief Step 4: hide the positions a token may not look at.
+///
+/// The book's masks are additive: an n×m matrix whose entry is 0 where query i may
+/// use key j ("takes part") and \f$ -\infty \f$ where it may not ("masked out").
+/// Adding it to the scaled scores before the softmax gives masked positions a
+/// weight of exactly 0. (PyTorch's scaled_dot_product_attention reads a boolean
+/// mask the same way round, True meaning "takes part"; nn.MultiheadAttention's
+/// boolean masks mean the opposite.)
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "matrix.hpp"
+
+namespace sa {
+
+/// \brief The causal mask of a decoder-only model: query i may use keys 0..i only.
+///
+/// \f$ M_{ij} = 0 \f$ for \f$ j \le i \f$ and \f$ M_{ij} = -\infty \f$ for \f$ j > i \f$:
+/// everything above the diagonal is masked out.
+///
+/// Shapes: the result is n×m.
+///
+/// \param queries n, the number of query rows
+/// \param keys m, the number of key rows
+/// \return the additive mask, n×m
+[[nodiscard]] Matrix causal_mask(std::size_t queries, std::size_t keys);
+
+/// \brief A padding mask: every query may use exactly the keys marked real.
+///
+/// \f$ M_{ij} = 0 \f$ if key j is real and \f$ -\infty \f$ if it is padding, the same
+/// in every row. A key list with no real key masks every row completely.
+///
+/// Shapes: \p key_is_real has m entries, the result is n×m.
+///
+/// \param queries n, the number of query rows
+/// \param key_is_real one flag per key: true for a real token, false for padding
+/// \return the additive mask, n×m
+[[nodiscard]] Matrix padding_mask(std::size_t queries, const std::vector<bool>& key_is_real);
+
+/// \brief Adds an additive mask to scaled scores: \f$ S' = S + M \f$.
+///
+/// Shapes: S and M are both n×m, the result is n×m. Masked entries become
+/// \f$ -\infty \f$; the others are unchanged.
+///
+/// \param scaled_scores S, n×m
+/// \param mask M, n×m, every entry 0 or \f$ -\infty \f$
+/// \return the masked scores, n×m
+/// \throws ShapeError if the shapes differ
+/// \throws std::invalid_argument if a mask entry is neither 0 nor \f$ -\infty \f$
+[[nodiscard]] Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask);
+
+}  // namespace sa

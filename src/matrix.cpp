@@ -1,0 +1,152 @@
+#include "matrix.hpp"
+
+#include <algorithm>
+
+namespace sa {
+
+ShapeError::ShapeError(const std::string& message) : std::invalid_argument(message) {}
+
+Matrix::Matrix(std::size_t rows, std::size_t cols, double fill)
+    : rows_(rows), cols_(cols), values_(rows * cols, fill)
+{
+    if (rows == 0 || cols == 0) {
+        rows_ = 0;
+        cols_ = 0;
+        values_.clear();
+    }
+}
+
+Matrix::Matrix(std::initializer_list<std::initializer_list<double>> rows)
+{
+    std::vector<std::vector<double>> copy;
+    for (const auto& row : rows) {
+        copy.emplace_back(row);
+    }
+    *this = from_rows(copy);
+}
+
+Matrix Matrix::from_rows(const std::vector<std::vector<double>>& rows)
+{
+    if (rows.empty() || rows.front().empty()) {
+        return {};
+    }
+    Matrix result(rows.size(), rows.front().size());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        if (rows[r].size() != result.cols_) {
+            throw ShapeError(fmt::format("matrix: row {} has {} entries but row 1 has {}; every row needs the same number",
+                                         r + 1, rows[r].size(), result.cols_));
+        }
+        std::copy(rows[r].begin(), rows[r].end(), result.values_.begin() + static_cast<std::ptrdiff_t>(r * result.cols_));
+    }
+    return result;
+}
+
+double& Matrix::operator()(std::size_t row, std::size_t col)
+{
+    if (row >= rows_ || col >= cols_) {
+        throw std::out_of_range(fmt::format("matrix index ({}, {}) is outside a {}×{} matrix", row, col, rows_, cols_));
+    }
+    return values_[row * cols_ + col];
+}
+
+double Matrix::operator()(std::size_t row, std::size_t col) const
+{
+    if (row >= rows_ || col >= cols_) {
+        throw std::out_of_range(fmt::format("matrix index ({}, {}) is outside a {}×{} matrix", row, col, rows_, cols_));
+    }
+    return values_[row * cols_ + col];
+}
+
+std::string shape(const Matrix& matrix)
+{
+    return fmt::format("{}×{}", matrix.rows(), matrix.cols());
+}
+
+Matrix transpose(const Matrix& matrix)
+{
+    Matrix result(matrix.cols(), matrix.rows());
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        for (std::size_t c = 0; c < matrix.cols(); ++c) {
+            result(c, r) = matrix(r, c);
+        }
+    }
+    return result;
+}
+
+std::vector<std::string> feature_labels(std::size_t count)
+{
+    std::vector<std::string> labels;
+    for (std::size_t i = 1; i <= count; ++i) {
+        labels.push_back(fmt::format("f{}", i));
+    }
+    return labels;
+}
+
+namespace {
+
+// Display width in terminal columns: count UTF-8 code points, not bytes, so
+// labels such as "−∞" line up.
+std::size_t display_width(const std::string& text)
+{
+    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(),
+                                                  [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0U) != 0x80U; }));
+}
+
+std::string pad_left(const std::string& text, std::size_t width)
+{
+    const std::size_t shown = display_width(text);
+    return std::string(width > shown ? width - shown : 0, ' ') + text;
+}
+
+std::string pad_right(const std::string& text, std::size_t width)
+{
+    const std::size_t shown = display_width(text);
+    return text + std::string(width > shown ? width - shown : 0, ' ');
+}
+
+}  // namespace
+
+std::string format_table(const Matrix& matrix, const std::vector<std::string>& row_labels,
+                         const std::vector<std::string>& col_labels, int precision)
+{
+    if (!row_labels.empty() && row_labels.size() != matrix.rows()) {
+        throw ShapeError(fmt::format("format_table: {} row labels for a {} matrix", row_labels.size(), shape(matrix)));
+    }
+    if (!col_labels.empty() && col_labels.size() != matrix.cols()) {
+        throw ShapeError(fmt::format("format_table: {} column labels for a {} matrix", col_labels.size(), shape(matrix)));
+    }
+    std::vector<std::vector<std::string>> cells(matrix.rows());
+    std::size_t cell_width = 0;
+    for (const auto& label : col_labels) {
+        cell_width = std::max(cell_width, display_width(label));
+    }
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        for (std::size_t c = 0; c < matrix.cols(); ++c) {
+            cells[r].push_back(fmt::format("{:.{}f}", matrix(r, c), precision));
+            cell_width = std::max(cell_width, display_width(cells[r].back()));
+        }
+    }
+    std::size_t label_width = 0;
+    for (const auto& label : row_labels) {
+        label_width = std::max(label_width, display_width(label));
+    }
+    const std::string indent = "  ";
+    std::string out;
+    if (!col_labels.empty()) {
+        out += indent + std::string(label_width, ' ');
+        for (const auto& label : col_labels) {
+            out += "  " + pad_left(label, cell_width);
+        }
+        out += '\n';
+    }
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        out += indent + pad_right(row_labels.empty() ? std::string() : row_labels[r], label_width);
+        for (const auto& cell : cells[r]) {
+            out += "  " + pad_left(cell, cell_width);
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+}  // namespace sa

@@ -1,0 +1,153 @@
+/// \file matrix.hpp
+/// \brief The book's dense matrix: row-major doubles, bounds-checked access, and
+///        the fixed-precision formatting that every chapter prints with.
+///
+/// A Matrix can also be formatted with {fmt}: `fmt::format("{:.3}", m)` prints one
+/// bracketed row per line, such as `[0.000, 2.000]`.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace sa {
+
+/// \brief Thrown when an operation receives matrices whose shapes do not fit together.
+///
+/// The message names the operation and both shapes, for example
+/// "scores: Q is 3×2 but K is 3×4; their columns must match".
+class ShapeError : public std::invalid_argument {
+public:
+    /// \brief Builds the error from a complete, human-readable message.
+    /// \param message what went wrong, naming the operation and the shapes
+    explicit ShapeError(const std::string& message);
+};
+
+/// \brief A dense matrix of doubles stored row by row.
+///
+/// A matrix of n tokens with d features is n×d: each row is one token's vector.
+/// Every element access is bounds-checked in every build type, so a wrong index
+/// raises std::out_of_range instead of reading outside the matrix.
+class Matrix {
+public:
+    /// \brief An empty 0×0 matrix.
+    Matrix() = default;
+
+    /// \brief A rows×cols matrix with every entry set to \p fill.
+    /// \param rows number of rows
+    /// \param cols number of columns
+    /// \param fill the value of every entry
+    Matrix(std::size_t rows, std::size_t cols, double fill = 0.0);
+
+    /// \brief A matrix written row by row: `Matrix{{2, 0}, {1, 2}, {2, 0}}` is 3×2.
+    /// \param rows the rows; all must have the same length
+    /// \throws ShapeError if the rows have different lengths
+    Matrix(std::initializer_list<std::initializer_list<double>> rows);
+
+    /// \brief Builds a matrix from a vector of rows.
+    /// \param rows the rows; all must have the same length
+    /// \throws ShapeError if the rows have different lengths
+    static Matrix from_rows(const std::vector<std::vector<double>>& rows);
+
+    /// \brief Number of rows (tokens).
+    [[nodiscard]] std::size_t rows() const noexcept { return rows_; }
+    /// \brief Number of columns (features).
+    [[nodiscard]] std::size_t cols() const noexcept { return cols_; }
+    /// \brief True for a matrix with no entries.
+    [[nodiscard]] bool empty() const noexcept { return values_.empty(); }
+
+    /// \brief The entry in row \p row and column \p col.
+    /// \throws std::out_of_range if the index lies outside the matrix
+    [[nodiscard]] double& operator()(std::size_t row, std::size_t col);
+    /// \brief The entry in row \p row and column \p col.
+    /// \throws std::out_of_range if the index lies outside the matrix
+    [[nodiscard]] double operator()(std::size_t row, std::size_t col) const;
+
+    /// \brief Entry-by-entry equality; NaN is never equal to anything.
+    friend bool operator==(const Matrix& lhs, const Matrix& rhs) = default;
+
+private:
+    std::size_t rows_ = 0;
+    std::size_t cols_ = 0;
+    std::vector<double> values_;
+};
+
+/// \brief The shape as the book writes it, e.g. "3×2".
+/// \param matrix any matrix
+/// \return rows, the sign ×, then columns
+[[nodiscard]] std::string shape(const Matrix& matrix);
+
+/// \brief Transposes a matrix: an n×m matrix becomes m×n, with entry (i, j) moved to (j, i).
+/// \param matrix any matrix
+/// \return the transposed matrix
+[[nodiscard]] Matrix transpose(const Matrix& matrix);
+
+/// \brief Prints a matrix as a table with row and column labels.
+///
+/// Every entry is written with exactly \p precision decimals, so the text is the
+/// same on every machine. Infinities print as `-inf`/`inf` and NaN as `nan`.
+/// \param matrix the matrix to print
+/// \param row_labels one label per row (usually token names), or empty for none
+/// \param col_labels one label per column, or empty for none
+/// \param precision number of decimals
+/// \return the table, one line per row, each line ending in a newline
+/// \throws ShapeError if a non-empty label list does not match the matrix
+[[nodiscard]] std::string format_table(const Matrix& matrix,
+                                       const std::vector<std::string>& row_labels,
+                                       const std::vector<std::string>& col_labels,
+                                       int precision = 3);
+
+/// \brief Column labels for feature columns: "f1", "f2", ...
+/// \param count number of labels
+/// \return the labels
+[[nodiscard]] std::vector<std::string> feature_labels(std::size_t count);
+
+}  // namespace sa
+
+/// \cond
+// fmt support: fmt::format("{:.3}", m) prints one bracketed row per line, such as
+// [0.000, 2.000], at three decimals unless the spec asks for another precision.
+template <>
+struct fmt::formatter<sa::Matrix> {
+    /// \brief Decimals to print; set by a format spec such as `{:.4}`.
+    int precision = 3;
+
+    /// \brief Reads an optional `.N` precision from the format spec.
+    constexpr auto parse(format_parse_context& ctx) -> decltype(ctx.begin())
+    {
+        auto it = ctx.begin();
+        if (it != ctx.end() && *it == '.') {
+            ++it;
+            int value = 0;
+            while (it != ctx.end() && *it >= '0' && *it <= '9') {
+                value = value * 10 + (*it - '0');
+                ++it;
+            }
+            precision = value;
+        }
+        if (it != ctx.end() && *it != '}') {
+            throw format_error("invalid format for sa::Matrix; use {} or {:.N}");
+        }
+        return it;
+    }
+
+    /// \brief Writes one bracketed row per line.
+    template <typename FormatContext>
+    auto format(const sa::Matrix& matrix, FormatContext& ctx) const -> decltype(ctx.out())
+    {
+        auto out = ctx.out();
+        for (std::size_t r = 0; r < matrix.rows(); ++r) {
+            out = fmt::format_to(out, "{}[", r == 0 ? "" : "\n");
+            for (std::size_t c = 0; c < matrix.cols(); ++c) {
+                out = fmt::format_to(out, "{}{:.{}f}", c == 0 ? "" : ", ", matrix(r, c), precision);
+            }
+            out = fmt::format_to(out, "]");
+        }
+        return out;
+    }
+};
+/// \endcond

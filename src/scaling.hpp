@@ -1,0 +1,26 @@
+/// \file scaling.hpp
+/// \brief Step 3: divide the scores by the square root of the key dimension.
+#pragma once
+
+#include <cstddef>
+
+#include "matrix.hpp"
+
+namespace sa {
+
+/// \brief Scaled scores: \f$ S / \sqrt{d_k} \f$, entry by entry.
+///
+/// If the entries of q and k are independent with mean 0 and variance 1, the dot
+/// product \f$ q \cdot k \f$ has variance \f$ d_k \f$; dividing by \f$ \sqrt{d_k} \f$
+/// brings it back to variance 1 whatever the dimension.
+///
+/// Shapes: S is n×m, the result is n×m. Infinities and NaN pass through
+/// (\f$ -\infty / \sqrt{d_k} = -\infty \f$).
+///
+/// \param raw_scores S, n×m
+/// \param key_dim d_k, the number of columns of Q and K
+/// \return the scaled scores, n×m
+/// \throws std::invalid_argument if key_dim is 0
+[[nodiscard]] Matrix scale(const Matrix& raw_scores, std::size_t key_dim);
+
+}  // namespace sa

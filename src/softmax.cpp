@@ -1,0 +1,57 @@
+#include "softmax.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "exercise.hpp"
+
+namespace sa {
+
+//> softmax_rows
+Matrix softmax_rows(const Matrix& scores)
+{
+    // BEGIN SOLUTION softmax_rows: chapter 5, Softmax
+    constexpr double infinity = std::numeric_limits<double>::infinity();
+    Matrix weights(scores.rows(), scores.cols());
+    for (std::size_t i = 0; i < scores.rows(); ++i) {
+        // Start the running maximum at -inf, not at some large negative number.
+        double row_max = -infinity;
+        bool has_nan = false;
+        for (std::size_t j = 0; j < scores.cols(); ++j) {
+            has_nan = has_nan || std::isnan(scores(i, j));
+            row_max = std::fmax(row_max, scores(i, j));
+        }
+        if (has_nan) {
+            for (std::size_t j = 0; j < scores.cols(); ++j) {
+                weights(i, j) = std::numeric_limits<double>::quiet_NaN();
+            }
+            continue;
+        }
+        if (row_max == -infinity) {
+            continue;  // fully masked: the row stays all zeros
+        }
+        if (row_max == infinity) {
+            double count = 0.0;
+            for (std::size_t j = 0; j < scores.cols(); ++j) {
+                count += scores(i, j) == infinity ? 1.0 : 0.0;
+            }
+            for (std::size_t j = 0; j < scores.cols(); ++j) {
+                weights(i, j) = scores(i, j) == infinity ? 1.0 / count : 0.0;
+            }
+            continue;
+        }
+        double total = 0.0;
+        for (std::size_t j = 0; j < scores.cols(); ++j) {
+            weights(i, j) = std::exp(scores(i, j) - row_max);  // each term is in (0, 1]
+            total += weights(i, j);
+        }
+        for (std::size_t j = 0; j < scores.cols(); ++j) {
+            weights(i, j) /= total;
+        }
+    }
+    return weights;
+    // END SOLUTION
+}
+//< softmax_rows
+
+}  // namespace sa

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Check that every decimal number written in a chapter's prose appears in its program's output.
+
+The prose (sentences and formulas) may round a printed number to fewer decimals
+("2.83" for a printed 2.828) but may not state a number the program never printed.
+Code listings and literal blocks are skipped: they are the program's, not the prose's.
+A miss names the file, the line and the number.
+"""
+import argparse
+import os
+import re
+import sys
+from decimal import ROUND_HALF_UP, Decimal
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.]*\d)")
+DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::(.*)$")
+# Directives whose body is prose or math (checked); every other directive body is skipped.
+CHECKED_BODIES = {"math", "note", "tip", "important", "warning", "admonition", "seealso", "topic", "sidebar"}
+
+
+def prose_lines(path):
+    """Yield (line number, text) for the lines of an .rst file that are prose or math."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.read().split("\n")
+    skip_indent = None  # inside a skipped block: its body is indented deeper than this
+    for number, line in enumerate(lines, start=1):
+        indent = len(line) - len(line.lstrip())
+        if skip_indent is not None:
+            if not line.strip() or indent > skip_indent:
+                continue
+            skip_indent = None
+        directive = DIRECTIVE.match(line)
+        if directive:
+            if directive.group(2) not in CHECKED_BODIES:
+                skip_indent = indent
+            continue
+        if line.lstrip().startswith(".. "):  # a comment or a target
+            skip_indent = indent
+            continue
+        if re.match(r"^\s*:[\w-]+:", line) and skip_indent is None and indent > 0:
+            continue  # a directive option
+        if line.rstrip().endswith("::"):
+            yield number, line[:-2]
+            skip_indent = indent  # a literal block follows
+            continue
+        yield number, line
+
+
+def rounds_to(printed, stated):
+    """True if the printed number, rounded to the stated number's decimals, is the stated number."""
+    decimals = len(stated.split(".")[1])
+    if len(printed.split(".")[1]) < decimals:
+        return False
+    quantum = Decimal(1).scaleb(-decimals)
+    return Decimal(printed).quantize(quantum, rounding=ROUND_HALF_UP) == Decimal(stated)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--chapter", required=True)
+    parser.add_argument("--prose", nargs="+", required=True, help="the chapter's .rst files")
+    parser.add_argument("--output", nargs="+", required=True, help="the chapter's checked output files")
+    args = parser.parse_args()
+
+    printed = set()
+    for path in args.output:
+        with open(path, encoding="utf-8") as handle:
+            printed.update(NUMBER.findall(handle.read()))
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    missing = 0
+    checked = 0
+    for path in args.prose:
+        shown = os.path.relpath(path, root)
+        for number, text in prose_lines(path):
+            for stated in NUMBER.findall(text):
+                checked += 1
+                if stated in printed or any(rounds_to(value, stated) for value in printed):
+                    continue
+                missing += 1
+                print(f"chapter {args.chapter}: {shown}:{number}: {stated} is not in the program's output")
+    if missing:
+        print(f"chapter {args.chapter}: {missing} of {checked} decimal numbers in the prose are not printed by the program")
+        return 1
+    print(f"chapter {args.chapter}: all {checked} decimal numbers in the prose appear in the program's output")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

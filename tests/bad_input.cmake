@@ -1,0 +1,8 @@
+# Every chapter program on each kind of malformed input: exit status 2, one line on
+# stderr naming the problem, nothing on stdout.
+foreach(chapter IN LISTS BOOK_CHAPTERS)
+  add_test(NAME ch${chapter}.bad-input
+           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_bad_input.py" --program "$<TARGET_FILE:ch${chapter}>")
+  string(SUBSTRING "${chapter}" 0 2 chapter_number)
+  set_tests_properties(ch${chapter}.bad-input PROPERTIES LABELS "ch${chapter_number};bad-input")
+endforeach()

@@ -4,9 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BOOK_BUILD_DIR:-$root/build}"
-bash "$root/tools/setup.sh"
-cmake -S "$root" -B "$build" -DBOOK_DOCS=ON >/dev/null
-cmake --build "$build" --parallel "$(nproc)" -- --no-print-directory >/dev/null
+bash "$root/tools/build.sh"
 for program in "$build"/bin/ch[0-9][0-9]-*; do
   echo "===== $(basename "$program") ====="
   "$program"

@@ -1,0 +1,71 @@
+// Chapter 4, Masking: positions a token may not use get -inf before the softmax, so weight 0.
+#include <vector>
+
+#include "cli.hpp"
+#include "masking.hpp"
+#include "mixing.hpp"
+#include "projection.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "softmax.hpp"
+#include "svg.hpp"
+
+int main(int argc, char** argv)
+{
+    const sa::ProgramInfo info{"ch04-masking", "mask the positions each token may not use (always causal here)",
+                               sa::mouse_eats_cheese()};
+    return sa::run_program(info, argc, argv, [](const sa::Example& example) {
+        const auto& tokens = example.tokens;
+        const int digits = example.precision;
+        const std::size_t n = tokens.size();
+        const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+        const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+        const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+        const sa::Matrix scaled = sa::scale(sa::scores(queries, keys), queries.cols());
+        //> causal-mask
+        const sa::Matrix mask = sa::causal_mask(n, n);         // 0 on and below the diagonal, -inf above
+        const sa::Matrix masked = sa::apply_mask(scaled, mask);  // S/√d_k + M
+        const sa::Matrix weights = sa::softmax_rows(masked);     // each -inf becomes a weight of 0
+        const sa::Matrix outputs = sa::mix(weights, values);
+        //< causal-mask
+        //> padding-mask
+        std::vector<bool> key_is_real(n, true);
+        key_is_real.front() = false;  // the first position holds a padding token
+        const sa::Matrix padding = sa::padding_mask(n, key_is_real);  // -inf in the first column
+        const sa::Matrix padded = sa::apply_mask(masked, padding);      // both masks, one after the other
+        const sa::Matrix padded_weights = sa::softmax_rows(padded);  // the first row has nothing left
+        const sa::Matrix padded_outputs = sa::mix(padded_weights, values);
+        //< padding-mask
+        const auto features = sa::feature_labels(values.cols());
+        const auto table = [&](const std::string& title, const sa::Matrix& matrix, const auto& columns) {
+            return sa::show(title + " (" + sa::shape(matrix) + "):", matrix, tokens, columns, digits);
+        };
+        std::string out = table("Scaled scores S/√d_k, rows ask, columns are asked about", scaled, tokens);
+        out += table("Causal mask M: 0 takes part, -inf is masked out", mask, tokens);
+        out += table("Masked scores S/√d_k + M", masked, tokens);
+        out += table("Weights A = softmax(masked scores), row by row", weights, tokens);
+        out += table("Outputs A·V", outputs, features);
+        out += "With the first position (" + tokens.front() + ") treated as padding as well:\n\n";
+        out += table("Padding mask: the first key is masked out in every row", padding, tokens);
+        out += table("Scores with both masks", padded, tokens);
+        out += table("Weights: a row with every key masked gets all zeros", padded_weights, tokens);
+        out += table("Outputs: the fully masked row is all zeros, never nan", padded_outputs, features);
+        const auto figure = [&](const std::string& name, const std::string& title, const sa::Matrix& matrix,
+                                const std::vector<std::string>& columns, const std::string& scale_label) {
+            sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
+            heatmap.title = title;
+            heatmap.values = matrix;
+            heatmap.row_labels = tokens;
+            heatmap.col_labels = columns;
+            heatmap.row_axis = "query (asking)";
+            heatmap.col_axis = columns == tokens ? "key (asked about)" : "feature";
+            heatmap.precision = digits;
+            heatmap.scale_label = scale_label;
+            sa::write_figure(example.figures, name, sa::heatmap_svg(heatmap));
+        };
+        figure("masked-scores.svg", "Masked scores S/√d_k + M", masked, tokens, "score");
+        figure("weights.svg", "Weights under the causal mask", weights, tokens, "weight");
+        figure("outputs.svg", "Outputs A·V under the causal mask", outputs, features, "output");
+        return out;
+    });
+}

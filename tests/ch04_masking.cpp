@@ -1,0 +1,262 @@
+// Chapter 4, Masking: additive masks, 0 = takes part, -inf = masked out, added before the softmax.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "masking.hpp"
+#include "mixing.hpp"
+#include "softmax.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
+// The chapter prints three decimals; half a unit in the last place is what the print can hide.
+constexpr double printed = 0.0005;
+// 4/√2 = 2√2: every score of 4 in the worked example after scaling by √d_k = √2.
+const double two_root_two = 4.0 / std::sqrt(2.0);
+
+bool is_masked_out(double entry)
+{
+    return std::isinf(entry) && entry < 0.0;
+}
+
+// The worked example's scaled scores: Mouse and Cheese ask [0,2], Eats asks [2,1],
+// the keys are [2,0], [1,2], [2,0]; each dot product of 4 became 2√2.
+sa::Matrix worked_scaled_scores()
+{
+    return sa::Matrix{{0, two_root_two, 0}, {two_root_two, two_root_two, two_root_two}, {0, two_root_two, 0}};
+}
+
+// The worked example's values: W_V is the identity, so V is the embeddings.
+sa::Matrix worked_values()
+{
+    return sa::Matrix{{2, 0}, {1, 2}, {2, 0}};
+}
+}  // namespace
+
+TEST_CASE("Causal mask: query i may use keys 1..i, every key after i is -inf", "[ch04]")
+{
+    const sa::Matrix mask = sa::causal_mask(3, 3);
+    REQUIRE(mask.rows() == 3);
+    REQUIRE(mask.cols() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        for (std::size_t j = 0; j < 3; ++j) {
+            if (j <= i) {
+                INFO("query " << i << ", key " << j << ": the key is not in the future (j <= i), so the entry is 0");
+                CHECK(mask(i, j) == 0.0);
+            } else {
+                INFO("query " << i << ", key " << j << ": the key comes later (j > i), so the entry is -inf");
+                CHECK(is_masked_out(mask(i, j)));
+            }
+        }
+    }
+}
+
+TEST_CASE("Causal mask with n ≠ m keeps the lower triangle (tril, not triu)", "[ch04]")
+{
+    SECTION("2 queries, 4 keys")
+    {
+        const sa::Matrix mask = sa::causal_mask(2, 4);
+        REQUIRE(mask.rows() == 2);
+        REQUIRE(mask.cols() == 4);
+        INFO("query 0 may use key 0 only: [0, -inf, -inf, -inf]");
+        CHECK(mask(0, 0) == 0.0);
+        CHECK(is_masked_out(mask(0, 1)));
+        CHECK(is_masked_out(mask(0, 2)));
+        CHECK(is_masked_out(mask(0, 3)));
+        INFO("query 1 may use keys 0 and 1: [0, 0, -inf, -inf]");
+        CHECK(mask(1, 0) == 0.0);
+        CHECK(mask(1, 1) == 0.0);
+        CHECK(is_masked_out(mask(1, 2)));
+        CHECK(is_masked_out(mask(1, 3)));
+    }
+    SECTION("4 queries, 2 keys")
+    {
+        const sa::Matrix mask = sa::causal_mask(4, 2);
+        REQUIRE(mask.rows() == 4);
+        REQUIRE(mask.cols() == 2);
+        INFO("query 0 may use key 0 only; queries 1, 2 and 3 come after both keys and may use both");
+        CHECK(mask(0, 0) == 0.0);
+        CHECK(is_masked_out(mask(0, 1)));
+        for (std::size_t i = 1; i < 4; ++i) {
+            CHECK(mask(i, 0) == 0.0);
+            CHECK(mask(i, 1) == 0.0);
+        }
+    }
+}
+
+TEST_CASE("apply_mask on the worked example hides the future and leaves the rest as it was", "[ch04]")
+{
+    const sa::Matrix scaled = worked_scaled_scores();
+    const sa::Matrix masked = sa::apply_mask(scaled, sa::causal_mask(3, 3));
+    REQUIRE(masked.rows() == 3);
+    REQUIRE(masked.cols() == 3);
+    INFO("Mouse, the first token, may only use itself: [0, -inf, -inf]");
+    CHECK_THAT(masked(0, 0), WithinAbs(0.0, printed));
+    CHECK(is_masked_out(masked(0, 1)));
+    CHECK(is_masked_out(masked(0, 2)));
+    INFO("Eats may use Mouse and itself, each scored 4/√2 = 2√2 ≈ 2.8284: [2.828, 2.828, -inf]");
+    CHECK_THAT(masked(1, 0), WithinAbs(2.82842712, printed));
+    CHECK_THAT(masked(1, 1), WithinAbs(2.82842712, printed));
+    CHECK(is_masked_out(masked(1, 2)));
+    INFO("Cheese, the last token, sees the whole sentence: its row [0, 2√2, 0] is unchanged");
+    CHECK_THAT(masked(2, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(masked(2, 1), WithinAbs(2.82842712, printed));
+    CHECK_THAT(masked(2, 2), WithinAbs(0.0, printed));
+    INFO("adding a mask entry of 0 changes nothing, so every unmasked score is the same double as before");
+    for (std::size_t i = 0; i < 3; ++i) {
+        for (std::size_t j = 0; j <= i; ++j) {
+            CHECK(masked(i, j) == scaled(i, j));
+        }
+    }
+}
+
+TEST_CASE("Padding mask: a padding key is masked out in every row, real keys take part", "[ch04]")
+{
+    SECTION("the chapter's padding: the first key is padding")
+    {
+        const sa::Matrix mask = sa::padding_mask(3, {false, true, true});
+        REQUIRE(mask.rows() == 3);
+        REQUIRE(mask.cols() == 3);
+        for (std::size_t i = 0; i < 3; ++i) {
+            INFO("row " << i << ": key 0 is padding (-inf), keys 1 and 2 are real (0)");
+            CHECK(is_masked_out(mask(i, 0)));
+            CHECK(mask(i, 1) == 0.0);
+            CHECK(mask(i, 2) == 0.0);
+        }
+    }
+    SECTION("2 queries, 4 keys, the last key padding: one flag per key, one row per query")
+    {
+        const sa::Matrix mask = sa::padding_mask(2, {true, true, true, false});
+        REQUIRE(mask.rows() == 2);
+        REQUIRE(mask.cols() == 4);
+        for (std::size_t i = 0; i < 2; ++i) {
+            INFO("row " << i << ": [0, 0, 0, -inf]");
+            CHECK(mask(i, 0) == 0.0);
+            CHECK(mask(i, 1) == 0.0);
+            CHECK(mask(i, 2) == 0.0);
+            CHECK(is_masked_out(mask(i, 3)));
+        }
+    }
+    SECTION("no real key masks every entry")
+    {
+        const sa::Matrix mask = sa::padding_mask(2, {false, false});
+        for (std::size_t i = 0; i < 2; ++i) {
+            for (std::size_t j = 0; j < 2; ++j) {
+                INFO("every key is padding, so entry (" << i << ", " << j << ") is -inf");
+                CHECK(is_masked_out(mask(i, j)));
+            }
+        }
+    }
+}
+
+TEST_CASE("Two masks combine by applying one after the other", "[ch04]")
+{
+    // Causal plus a padding first key, as the chapter shows: the first row loses its only key.
+    const sa::Matrix both = sa::apply_mask(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)),
+                                           sa::padding_mask(3, {false, true, true}));
+    INFO("Mouse: its only key (itself) is padding, so the whole row is -inf");
+    CHECK(is_masked_out(both(0, 0)));
+    CHECK(is_masked_out(both(0, 1)));
+    CHECK(is_masked_out(both(0, 2)));
+    INFO("Eats keeps only itself: [-inf, 2√2, -inf]");
+    CHECK(is_masked_out(both(1, 0)));
+    CHECK_THAT(both(1, 1), WithinAbs(2.82842712, printed));
+    CHECK(is_masked_out(both(1, 2)));
+    INFO("Cheese keeps Eats and itself: [-inf, 2√2, 0]");
+    CHECK(is_masked_out(both(2, 0)));
+    CHECK_THAT(both(2, 1), WithinAbs(2.82842712, printed));
+    CHECK_THAT(both(2, 2), WithinAbs(0.0, printed));
+}
+
+TEST_CASE("apply_mask rejects a mask of another shape, naming the operation and both shapes", "[ch04]")
+{
+    const sa::Matrix scaled = worked_scaled_scores();
+    INFO("the scores are 3×3, so a 3×2 mask cannot be added to them");
+    CHECK_THROWS_AS(sa::apply_mask(scaled, sa::causal_mask(3, 2)), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::apply_mask(scaled, sa::causal_mask(3, 2)),
+                      Contains("apply_mask") && Contains("3×3") && Contains("3×2"));
+}
+
+TEST_CASE("apply_mask rejects entries that are neither 0 nor -inf, such as a boolean mask's 1", "[ch04]")
+{
+    const sa::Matrix scaled{{1, 2}, {3, 4}};
+    INFO("1 is what a boolean 'True' becomes; the book's masks are additive, so it must be rejected");
+    CHECK_THROWS_AS(sa::apply_mask(scaled, sa::Matrix{{0, 1}, {0, 0}}), std::invalid_argument);
+    INFO("+inf would give a masked position all the weight instead of none");
+    CHECK_THROWS_AS(sa::apply_mask(scaled, sa::Matrix{{0, std::numeric_limits<double>::infinity()}, {0, 0}}),
+                    std::invalid_argument);
+}
+
+TEST_CASE("What the causal mask leads to: the worked example's weights and outputs", "[ch04]")
+{
+    const sa::Matrix weights = sa::softmax_rows(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)));
+    const sa::Matrix outputs = sa::mix(weights, worked_values());
+    INFO("Mouse has one key left, itself: weights [1, 0, 0], output v_Mouse = [2, 0]");
+    CHECK_THAT(weights(0, 0), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(0, 1), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(0, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(0, 0), WithinAbs(2.0, printed));
+    CHECK_THAT(outputs(0, 1), WithinAbs(0.0, printed));
+    INFO("Eats has two equal scores 2√2 left: [0.5, 0.5, 0], output ([2,0] + [1,2]) / 2 = [1.5, 1.0]");
+    CHECK_THAT(weights(1, 0), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(1, 1), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(1, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(1, 0), WithinAbs(1.5, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(1.0, printed));
+    INFO("Cheese sees everything, as without a mask: [1, e^{2√2}, 1] / (2 + e^{2√2}) with e^{2√2} ≈ 16.9188");
+    CHECK_THAT(weights(2, 0), WithinAbs(0.05285739, printed));
+    CHECK_THAT(weights(2, 1), WithinAbs(0.89428521, printed));
+    CHECK_THAT(weights(2, 2), WithinAbs(0.05285739, printed));
+    INFO("Cheese's output: 0.0529·[2,0] + 0.8943·[1,2] + 0.0529·[2,0] = [4w + W, 2W] ≈ [1.1057, 1.7886]");
+    CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
+    CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+}
+
+TEST_CASE("What causal plus padding leads to: a fully masked row gives zeros, never nan", "[ch04]")
+{
+    const sa::Matrix both = sa::apply_mask(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)),
+                                           sa::padding_mask(3, {false, true, true}));
+    const sa::Matrix weights = sa::softmax_rows(both);
+    const sa::Matrix outputs = sa::mix(weights, worked_values());
+    INFO("Mouse has no key left: all-zero weights and an all-zero output, exactly");
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK(weights(0, j) == 0.0);
+    }
+    CHECK(outputs(0, 0) == 0.0);
+    CHECK(outputs(0, 1) == 0.0);
+    INFO("Eats has only itself: weights [0, 1, 0], output v_Eats = [1, 2]");
+    CHECK_THAT(weights(1, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(1, 1), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(1, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(1, 0), WithinAbs(1.0, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(2.0, printed));
+    INFO("Cheese keeps Eats (2√2) and itself (0): e^{2√2}/(1 + e^{2√2}) ≈ 0.9442 and 1/(1 + e^{2√2}) ≈ 0.0558");
+    CHECK_THAT(weights(2, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(2, 1), WithinAbs(0.94419278, printed));
+    CHECK_THAT(weights(2, 2), WithinAbs(0.05580722, printed));
+    INFO("Cheese's output: 0.9442·[1,2] + 0.0558·[2,0] ≈ [1.0558, 1.8884]");
+    CHECK_THAT(outputs(2, 0), WithinAbs(1.05580722, printed));
+    CHECK_THAT(outputs(2, 1), WithinAbs(1.88838556, printed));
+}
+
+TEST_CASE("What a fully masked row leads to: the other rows are bit-identical to the unmasked run", "[ch04]")
+{
+    const sa::Matrix scaled = worked_scaled_scores();
+    const sa::Matrix first_row_masked{{minus_infinity, minus_infinity, minus_infinity}, {0, 0, 0}, {0, 0, 0}};
+    const sa::Matrix masked_outputs = sa::mix(sa::softmax_rows(sa::apply_mask(scaled, first_row_masked)),
+                                              worked_values());
+    const sa::Matrix plain_outputs = sa::mix(sa::softmax_rows(scaled), worked_values());
+    INFO("the masked row becomes zeros and nothing of it may leak into the rows below");
+    CHECK(masked_outputs(0, 0) == 0.0);
+    CHECK(masked_outputs(0, 1) == 0.0);
+    for (std::size_t i = 1; i < 3; ++i) {
+        for (std::size_t d = 0; d < 2; ++d) {
+            CHECK(masked_outputs(i, d) == plain_outputs(i, d));
+        }
+    }
+}

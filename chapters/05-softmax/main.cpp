@@ -1,0 +1,95 @@
+// Chapter 5, Softmax: each row of scores becomes positive weights that sum to one.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "masking.hpp"
+#include "projection.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "softmax.hpp"
+#include "svg.hpp"
+
+namespace {
+//> naive-softmax
+// The formula exactly as written, e^{s_j} / Σ_l e^{s_l}, kept here to show where it breaks.
+sa::Matrix exponentials(sa::Matrix scores)
+{
+    for (std::size_t i = 0; i < scores.rows(); ++i) {
+        for (std::size_t j = 0; j < scores.cols(); ++j) {
+            scores(i, j) = std::exp(scores(i, j));  // e^1000 is already inf in a double
+        }
+    }
+    return scores;
+}
+
+sa::Matrix naive_softmax(const sa::Matrix& scores)
+{
+    sa::Matrix weights = exponentials(scores);
+    for (std::size_t i = 0; i < weights.rows(); ++i) {
+        double total = 0.0;
+        for (std::size_t j = 0; j < weights.cols(); ++j) {
+            total += weights(i, j);
+        }
+        for (std::size_t j = 0; j < weights.cols(); ++j) {
+            // inf / inf and 0 / 0 are nan; fabs drops the sign bit some CPUs give that nan
+            weights(i, j) = std::fabs(weights(i, j) / total);
+        }
+    }
+    return weights;
+}
+//< naive-softmax
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    const sa::ProgramInfo info{"ch05-softmax", "turn each row of scores into weights that sum to one",
+                               sa::mouse_eats_cheese()};
+    return sa::run_program(info, argc, argv, [](const sa::Example& example) {
+        const auto& tokens = example.tokens;
+        const int digits = example.precision;
+        const std::size_t n = tokens.size();
+        const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+        const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+        sa::Matrix scaled = sa::scale(sa::scores(queries, keys), queries.cols());
+        if (example.causal) {
+            scaled = sa::apply_mask(scaled, sa::causal_mask(n, n));
+        }
+        //> softmax
+        const sa::Matrix weights = sa::softmax_rows(scaled);  // row i: how query i spends its attention
+        //< softmax
+        //> shifted-rows
+        sa::Matrix shifted(3, n);  // the last row as it is, then with 1000 added, then with 1000 taken away
+        for (std::size_t j = 0; j < n; ++j) {
+            shifted(0, j) = scaled(n - 1, j);
+            shifted(1, j) = scaled(n - 1, j) + 1000.0;
+            shifted(2, j) = scaled(n - 1, j) - 1000.0;
+        }
+        const sa::Matrix as_written = naive_softmax(shifted);
+        const sa::Matrix stable = sa::softmax_rows(shifted);
+        //< shifted-rows
+        const std::vector<std::string> rows{"as is", "+ 1000", "- 1000"};
+        const std::string masked = example.causal ? ", causally masked" : "";
+        const auto table = [&](const std::string& title, const sa::Matrix& matrix, const auto& row_labels) {
+            return sa::show(title + " (" + sa::shape(matrix) + "):", matrix, row_labels, tokens, digits);
+        };
+        std::string out = table("Scaled scores" + masked + ", rows ask, columns are asked about", scaled, tokens);
+        out += table("Weights A = softmax_rows(scores), one row at a time", weights, tokens);
+        out += table("The " + tokens.back() + " row shifted by a constant", shifted, rows);
+        out += table("e^s, the numerators as written", exponentials(shifted), rows);
+        out += table("Softmax as written, e^s / Σ e^s", as_written, rows);
+        out += table("softmax_rows, which subtracts the row maximum first", stable, rows);
+        sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
+        heatmap.title = "Weights A = softmax of each row" + masked;
+        heatmap.values = weights;
+        heatmap.row_labels = tokens;
+        heatmap.col_labels = tokens;
+        heatmap.row_axis = "query (asking)";
+        heatmap.col_axis = "key (asked about)";
+        heatmap.precision = digits;
+        heatmap.scale_label = "weight";
+        sa::write_figure(example.figures, "weights.svg", sa::heatmap_svg(heatmap));
+        return out;
+    });
+}

@@ -1,0 +1,62 @@
+// Chapter 6, Mixing: each output is the weighted blend of the values, O = A·V.
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "masking.hpp"
+#include "mixing.hpp"
+#include "projection.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "softmax.hpp"
+#include "svg.hpp"
+
+int main(int argc, char** argv)
+{
+    const sa::ProgramInfo info{"ch06-mixing", "blend the values with the attention weights", sa::mouse_eats_cheese()};
+    return sa::run_program(info, argc, argv, [](const sa::Example& example) {
+        const auto& tokens = example.tokens;
+        const int digits = example.precision;
+        const std::size_t n = tokens.size();
+        const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+        const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+        const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+        sa::Matrix scaled = sa::scale(sa::scores(queries, keys), queries.cols());
+        if (example.causal) {
+            scaled = sa::apply_mask(scaled, sa::causal_mask(n, n));
+        }
+        const sa::Matrix weights = sa::softmax_rows(scaled);
+        //> mix
+        const sa::Matrix outputs = sa::mix(weights, values);  // n×m · m×d_v = n×d_v
+        //< mix
+        //> contributions
+        // The first token's output, one term per key: weight A_1j times value v_j.
+        sa::Matrix contributions(n, values.cols());
+        for (std::size_t key = 0; key < n; ++key) {
+            for (std::size_t d = 0; d < values.cols(); ++d) {
+                contributions(key, d) = weights(0, key) * values(key, d);
+            }
+        }
+        //< contributions
+        const auto features = sa::feature_labels(values.cols());
+        const std::string masked = example.causal ? ", causally masked" : "";
+        std::string out = sa::show("Weights A" + masked + " (" + sa::shape(weights) + "), rows ask:", weights, tokens,
+                                   tokens, digits);
+        out += sa::show("Values V (" + sa::shape(values) + "), one row per key:", values, tokens, features, digits);
+        out += sa::show("Outputs O = A·V (" + sa::shape(outputs) + "), one row per query:", outputs, tokens, features,
+                        digits);
+        out += sa::show("The " + tokens.front() + " output term by term, A(" + tokens.front() + ", key)·v_key:",
+                        contributions, tokens, features, digits);
+        sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
+        heatmap.title = "Outputs O = A·V" + masked;
+        heatmap.values = outputs;
+        heatmap.row_labels = tokens;
+        heatmap.col_labels = features;
+        heatmap.row_axis = "query (asking)";
+        heatmap.col_axis = "feature";
+        heatmap.precision = digits;
+        heatmap.scale_label = "output";
+        sa::write_figure(example.figures, "outputs.svg", sa::heatmap_svg(heatmap));
+        return out;
+    });
+}

@@ -1,0 +1,223 @@
+// Chapter 5, Softmax: each row becomes positive weights that sum to one, computed stably.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "softmax.hpp"
+
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+// The chapter prints three decimals; half a unit in the last place is what the print can hide.
+constexpr double printed = 0.0005;
+// 4/√2 = 2√2: every score of 4 in the worked example after scaling by √d_k = √2.
+const double two_root_two = 4.0 / std::sqrt(2.0);
+}  // namespace
+
+TEST_CASE("Softmax of the worked example: Mouse and Cheese favour Eats, Eats splits evenly", "[ch05]")
+{
+    const sa::Matrix scaled{{0, two_root_two, 0}, {two_root_two, two_root_two, two_root_two}, {0, two_root_two, 0}};
+    const sa::Matrix weights = sa::softmax_rows(scaled);
+    REQUIRE(weights.rows() == 3);
+    REQUIRE(weights.cols() == 3);
+    for (const std::size_t row : {std::size_t{0}, std::size_t{2}}) {
+        INFO("row " << row << " is [0, 2√2, 0]: e^0/(2 + e^{2√2}) with e^{2√2} ≈ 16.9188 gives 1/18.9188 ≈ 0.0529");
+        CHECK_THAT(weights(row, 0), WithinAbs(0.05285739, printed));
+        CHECK_THAT(weights(row, 2), WithinAbs(0.05285739, printed));
+        INFO("and e^{2√2}/(2 + e^{2√2}) = 16.9188/18.9188 ≈ 0.8943 for Eats");
+        CHECK_THAT(weights(row, 1), WithinAbs(0.89428521, printed));
+    }
+    INFO("Eats scores every key 2√2, so the three equal terms get 1/3 each");
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK_THAT(weights(1, j), WithinAbs(1.0 / 3.0, printed));
+    }
+}
+
+TEST_CASE("Softmax of the causally masked worked example: -inf becomes a weight of exactly 0", "[ch05]")
+{
+    const sa::Matrix masked{{0, -infinity, -infinity}, {two_root_two, two_root_two, -infinity}, {0, two_root_two, 0}};
+    const sa::Matrix weights = sa::softmax_rows(masked);
+    INFO("Mouse: one finite score, so it takes all the weight: [1, 0, 0]");
+    CHECK_THAT(weights(0, 0), WithinAbs(1.0, printed));
+    CHECK(weights(0, 1) == 0.0);
+    CHECK(weights(0, 2) == 0.0);
+    INFO("Eats: two equal finite scores share the weight: [0.5, 0.5, 0]");
+    CHECK_THAT(weights(1, 0), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(1, 1), WithinAbs(0.5, printed));
+    CHECK(weights(1, 2) == 0.0);
+    INFO("Cheese: nothing masked, so [1, e^{2√2}, 1] / (2 + e^{2√2}) as without the mask");
+    CHECK_THAT(weights(2, 0), WithinAbs(0.05285739, printed));
+    CHECK_THAT(weights(2, 1), WithinAbs(0.89428521, printed));
+    CHECK_THAT(weights(2, 2), WithinAbs(0.05285739, printed));
+}
+
+TEST_CASE("The chapter's shifted rows: 1000 added or taken away gives the same weights", "[ch05]")
+{
+    const sa::Matrix shifted{{0, two_root_two, 0},
+                             {1000, 1000 + two_root_two, 1000},
+                             {-1000, -1000 + two_root_two, -1000}};
+    const sa::Matrix weights = sa::softmax_rows(shifted);
+    for (std::size_t row = 0; row < 3; ++row) {
+        INFO("row " << row << ": e^{s+c} = e^c·e^s and e^c cancels, so [1, e^{2√2}, 1] / (2 + e^{2√2}) every time");
+        CHECK_THAT(weights(row, 0), WithinAbs(0.05285739, printed));
+        CHECK_THAT(weights(row, 1), WithinAbs(0.89428521, printed));
+        CHECK_THAT(weights(row, 2), WithinAbs(0.05285739, printed));
+    }
+}
+
+TEST_CASE("Softmax of [1000, 1] is finite and correct", "[ch05]")
+{
+    const sa::Matrix weights = sa::softmax_rows(sa::Matrix{{1000, 1}});
+    INFO("e^1000 overflows a double, but subtracting the maximum gives [e^0, e^-999] / (1 + e^-999)");
+    REQUIRE(std::isfinite(weights(0, 0)));
+    REQUIRE(std::isfinite(weights(0, 1)));
+    INFO("e^-999 ≈ 1e-434 is far below anything a double can hold, so the weights are 1 and 0");
+    CHECK_THAT(weights(0, 0), WithinAbs(1.0, 1e-12));
+    CHECK_THAT(weights(0, 1), WithinAbs(0.0, 1e-12));
+    CHECK(weights(0, 1) >= 0.0);
+}
+
+TEST_CASE("Softmax of [-1000, -1001] is finite and correct", "[ch05]")
+{
+    const sa::Matrix weights = sa::softmax_rows(sa::Matrix{{-1000, -1001}});
+    INFO("e^-1000 underflows to 0 (0/0 would be nan); shifted by the maximum the row is [0, -1]");
+    REQUIRE(std::isfinite(weights(0, 0)));
+    REQUIRE(std::isfinite(weights(0, 1)));
+    INFO("1/(1 + e^-1) = 0.7310585786 and e^-1/(1 + e^-1) = 0.2689414214");
+    CHECK_THAT(weights(0, 0), WithinRel(0.7310585786300049, 1e-12));
+    CHECK_THAT(weights(0, 1), WithinRel(0.2689414213699951, 1e-12));
+}
+
+TEST_CASE("Adding a constant to a row does not change its softmax", "[ch05]")
+{
+    const double constant = GENERATE(-1000.0, -37.5, 0.25, 3.0, 700.0);
+    std::mt19937 generator(2017);
+    std::uniform_int_distribution<int> sixteenths(-160, 160);
+    // Scores in sixteenths from -10 to 10: a score plus the constant is exact in a double,
+    // so the only thing being tested is the softmax, not rounding in the test itself.
+    std::vector<double> row(7);
+    for (double& score : row) {
+        score = sixteenths(generator) / 16.0;
+    }
+    sa::Matrix plain(1, row.size());
+    sa::Matrix shifted(1, row.size());
+    for (std::size_t j = 0; j < row.size(); ++j) {
+        plain(0, j) = row[j];
+        shifted(0, j) = row[j] + constant;
+    }
+    const sa::Matrix expected = sa::softmax_rows(plain);
+    const sa::Matrix actual = sa::softmax_rows(shifted);
+    for (std::size_t j = 0; j < row.size(); ++j) {
+        INFO("constant " << constant << ", entry " << j << ": e^{s+c} / Σ e^{s+c} = e^s / Σ e^s, the e^c cancels");
+        CHECK_THAT(actual(0, j), WithinAbs(expected(0, j), 1e-12));
+    }
+}
+
+TEST_CASE("Every weight row sums to 1 and every weight lies in [0, 1]", "[ch05]")
+{
+    const unsigned seed = GENERATE(range(1u, 21u));
+    std::mt19937 generator(seed);
+    std::uniform_int_distribution<std::size_t> size(1, 9);
+    std::uniform_real_distribution<double> score(-50.0, 50.0);
+    const std::size_t queries = size(generator);
+    const std::size_t keys = size(generator);
+    sa::Matrix scores(queries, keys);
+    for (std::size_t i = 0; i < queries; ++i) {
+        for (std::size_t j = 0; j < keys; ++j) {
+            scores(i, j) = score(generator);
+        }
+    }
+    const sa::Matrix weights = sa::softmax_rows(scores);
+    REQUIRE(weights.rows() == queries);
+    REQUIRE(weights.cols() == keys);
+    for (std::size_t i = 0; i < queries; ++i) {
+        double total = 0.0;
+        for (std::size_t j = 0; j < keys; ++j) {
+            INFO("seed " << seed << ", row " << i << ", key " << j << ": e^x > 0 divided by a larger sum");
+            CHECK(weights(i, j) >= 0.0);
+            CHECK(weights(i, j) <= 1.0);
+            total += weights(i, j);
+        }
+        INFO("seed " << seed << ", row " << i << " (" << keys << " keys): Σ_j e^{s_j} / Σ_l e^{s_l} = 1");
+        CHECK_THAT(total, WithinAbs(1.0, 1e-12));
+    }
+}
+
+TEST_CASE("A fully masked row gets all-zero weights, never nan, and the other rows are untouched", "[ch05]")
+{
+    const sa::Matrix scores{{0.5, -1.25, 2.0}, {-infinity, -infinity, -infinity}, {3.0, 3.0, -infinity}};
+    const sa::Matrix weights = sa::softmax_rows(scores);
+    INFO("row 1 has no key left; 0/0 would be nan, the rule is zeros (as PyTorch does)");
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK(weights(1, j) == 0.0);
+    }
+    INFO("rows 0 and 2 are exactly what they are without the masked row between them");
+    const sa::Matrix alone = sa::softmax_rows(sa::Matrix{{0.5, -1.25, 2.0}, {3.0, 3.0, -infinity}});
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK(weights(0, j) == alone(0, j));
+        CHECK(weights(2, j) == alone(1, j));
+    }
+}
+
+TEST_CASE("A nan anywhere in a row makes every weight of that row nan; other rows stay finite", "[ch05]")
+{
+    const sa::Matrix scores{{1.0, not_a_number, 2.0},
+                            {0.0, 1.0, 2.0},
+                            {not_a_number, -infinity, -infinity},
+                            {infinity, not_a_number, 0.0}};
+    const sa::Matrix weights = sa::softmax_rows(scores);
+    for (const std::size_t row : {std::size_t{0}, std::size_t{2}, std::size_t{3}}) {
+        for (std::size_t j = 0; j < 3; ++j) {
+            INFO("row " << row << " holds a nan, even next to -inf or +inf: a broken score must never look like a weight");
+            CHECK(std::isnan(weights(row, j)));
+        }
+    }
+    INFO("row 1 has no nan: finite weights e^{0,1,2} / (1 + e + e^2) summing to 1");
+    double total = 0.0;
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK(std::isfinite(weights(1, j)));
+        total += weights(1, j);
+    }
+    CHECK_THAT(total, WithinAbs(1.0, 1e-12));
+    CHECK_THAT(weights(1, 2), WithinRel(0.6652409557748219, 1e-12));
+}
+
+TEST_CASE("+inf in a row splits the weight equally among the +inf entries", "[ch05]")
+{
+    const sa::Matrix scores{{infinity, 0.0, infinity, -infinity}, {1.0, infinity, 3.0, 1e300}};
+    const sa::Matrix weights = sa::softmax_rows(scores);
+    INFO("two +inf entries: the limit of two equal scores growing without bound is 1/2 each, the rest 0");
+    CHECK_THAT(weights(0, 0), WithinAbs(0.5, 1e-12));
+    CHECK(weights(0, 1) == 0.0);
+    CHECK_THAT(weights(0, 2), WithinAbs(0.5, 1e-12));
+    CHECK(weights(0, 3) == 0.0);
+    INFO("one +inf entry takes everything, even against a huge finite score");
+    CHECK(weights(1, 0) == 0.0);
+    CHECK_THAT(weights(1, 1), WithinAbs(1.0, 1e-12));
+    CHECK(weights(1, 2) == 0.0);
+    CHECK(weights(1, 3) == 0.0);
+}
+
+TEST_CASE("With n ≠ m each query's row is normalised over the keys, not the columns over the queries", "[ch05]")
+{
+    // 2 queries, 4 keys. Row 1 is [ln 1, ln 2, ln 3, ln 4], so e^s is [1, 2, 3, 4].
+    const sa::Matrix scores{{0, 0, 0, 0}, {0, std::log(2.0), std::log(3.0), std::log(4.0)}};
+    const sa::Matrix weights = sa::softmax_rows(scores);
+    REQUIRE(weights.rows() == 2);
+    REQUIRE(weights.cols() == 4);
+    INFO("row 0: four equal scores, 1/4 each");
+    for (std::size_t j = 0; j < 4; ++j) {
+        CHECK_THAT(weights(0, j), WithinAbs(0.25, 1e-12));
+    }
+    INFO("row 1: [1, 2, 3, 4] / 10; a softmax down the columns would give something else");
+    CHECK_THAT(weights(1, 0), WithinAbs(0.1, 1e-12));
+    CHECK_THAT(weights(1, 1), WithinAbs(0.2, 1e-12));
+    CHECK_THAT(weights(1, 2), WithinAbs(0.3, 1e-12));
+    CHECK_THAT(weights(1, 3), WithinAbs(0.4, 1e-12));
+}

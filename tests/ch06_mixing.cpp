@@ -1,0 +1,143 @@
+// Chapter 6, Mixing: O = A·V, each output row a weighted blend of the value rows.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "mixing.hpp"
+#include "softmax.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+constexpr double infinity = std::numeric_limits<double>::infinity();
+// The chapter prints three decimals; half a unit in the last place is what the print can hide.
+constexpr double printed = 0.0005;
+
+// The worked example's weights, from the formula: w = 1/(2 + e^{2√2}), W = e^{2√2}/(2 + e^{2√2}).
+const double e_two_root_two = std::exp(2.0 * std::sqrt(2.0));
+const double small = 1.0 / (2.0 + e_two_root_two);
+const double large = e_two_root_two / (2.0 + e_two_root_two);
+const double third = 1.0 / 3.0;
+
+sa::Matrix worked_weights()
+{
+    return sa::Matrix{{small, large, small}, {third, third, third}, {small, large, small}};
+}
+
+// W_V is the identity, so the values are the embeddings.
+sa::Matrix worked_values()
+{
+    return sa::Matrix{{2, 0}, {1, 2}, {2, 0}};
+}
+}  // namespace
+
+TEST_CASE("Mixing the worked example: Mouse and Cheese move toward Eats, Eats takes an even blend", "[ch06]")
+{
+    const sa::Matrix outputs = sa::mix(worked_weights(), worked_values());
+    REQUIRE(outputs.rows() == 3);
+    REQUIRE(outputs.cols() == 2);
+    for (const std::size_t row : {std::size_t{0}, std::size_t{2}}) {
+        INFO("row " << row << ": w·[2,0] + W·[1,2] + w·[2,0] = [4w + W, 2W] with w ≈ 0.0529, W ≈ 0.8943");
+        CHECK_THAT(outputs(row, 0), WithinAbs(1.10571479, printed));
+        CHECK_THAT(outputs(row, 1), WithinAbs(1.78857042, printed));
+    }
+    INFO("Eats: ([2,0] + [1,2] + [2,0]) / 3 = [5/3, 2/3]");
+    CHECK_THAT(outputs(1, 0), WithinAbs(5.0 / 3.0, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
+}
+
+TEST_CASE("One output entry by hand: Mouse's first feature", "[ch06]")
+{
+    const sa::Matrix outputs = sa::mix(worked_weights(), worked_values());
+    INFO("o_Mouse,1 = A(Mouse,Mouse)·2 + A(Mouse,Eats)·1 + A(Mouse,Cheese)·2 = 0.1057 + 0.8943 + 0.1057");
+    CHECK_THAT(outputs(0, 0), WithinAbs(2.0 * small + 1.0 * large + 2.0 * small, 1e-12));
+}
+
+TEST_CASE("Mixing the causally masked weights: a one-hot row copies one value", "[ch06]")
+{
+    const sa::Matrix weights{{1, 0, 0}, {0.5, 0.5, 0}, {small, large, small}};
+    const sa::Matrix outputs = sa::mix(weights, worked_values());
+    INFO("Mouse puts all its weight on itself, so its output is v_Mouse = [2, 0]");
+    CHECK_THAT(outputs(0, 0), WithinAbs(2.0, printed));
+    CHECK_THAT(outputs(0, 1), WithinAbs(0.0, printed));
+    INFO("Eats halves between Mouse and itself: ([2,0] + [1,2]) / 2 = [1.5, 1.0]");
+    CHECK_THAT(outputs(1, 0), WithinAbs(1.5, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(1.0, printed));
+    INFO("Cheese sees everything, so its output is the unmasked one, [4w + W, 2W]");
+    CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
+    CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+}
+
+TEST_CASE("n ≠ m and d_k ≠ d_v: 2 queries over 4 keys with 3-wide values give a 2×3 output", "[ch06]")
+{
+    const sa::Matrix weights{{0.1, 0.2, 0.3, 0.4}, {0.25, 0.25, 0.25, 0.25}};
+    const sa::Matrix values{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}};
+    const sa::Matrix outputs = sa::mix(weights, values);
+    REQUIRE(outputs.rows() == 2);
+    REQUIRE(outputs.cols() == 3);
+    INFO("row 0: 0.1·e1 + 0.2·e2 + 0.3·e3 + 0.4·[1,1,1] = [0.5, 0.6, 0.7]");
+    CHECK_THAT(outputs(0, 0), WithinAbs(0.5, 1e-12));
+    CHECK_THAT(outputs(0, 1), WithinAbs(0.6, 1e-12));
+    CHECK_THAT(outputs(0, 2), WithinAbs(0.7, 1e-12));
+    INFO("row 1: a quarter of each value: [0.25 + 0.25, 0.25 + 0.25, 0.25 + 0.25] = [0.5, 0.5, 0.5]");
+    CHECK_THAT(outputs(1, 0), WithinAbs(0.5, 1e-12));
+    CHECK_THAT(outputs(1, 1), WithinAbs(0.5, 1e-12));
+    CHECK_THAT(outputs(1, 2), WithinAbs(0.5, 1e-12));
+}
+
+TEST_CASE("mix rejects values without one row per key, naming the operation and both shapes", "[ch06]")
+{
+    const sa::Matrix weights{{0.5, 0.5, 0}, {0, 0, 1}};
+    const sa::Matrix two_values{{1, 0}, {0, 1}};
+    INFO("A is 2×3 (3 keys) but V is 2×2 (2 values): V needs 3 rows");
+    CHECK_THROWS_AS(sa::mix(weights, two_values), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::mix(weights, two_values), Contains("mix") && Contains("2×3") && Contains("2×2"));
+}
+
+TEST_CASE("An all-zero weight row gives an all-zero output row", "[ch06]")
+{
+    const sa::Matrix weights{{0, 0, 0}, {third, third, third}};
+    const sa::Matrix outputs = sa::mix(weights, worked_values());
+    INFO("Σ_j 0·v_j = 0: a fully masked query receives nothing");
+    CHECK(outputs(0, 0) == 0.0);
+    CHECK(outputs(0, 1) == 0.0);
+    INFO("the other row is still the even blend [5/3, 2/3]");
+    CHECK_THAT(outputs(1, 0), WithinAbs(5.0 / 3.0, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
+}
+
+TEST_CASE("Full masked path (softmax_rows then mix): a fully masked row gives zeros, other rows bit-identical",
+          "[ch06]")
+{
+    const double s = 4.0 / std::sqrt(2.0);  // 2√2, the worked example's scaled score
+    const sa::Matrix scaled{{0, s, 0}, {s, s, s}, {0, s, 0}};
+    const sa::Matrix masked{{-infinity, -infinity, -infinity}, {s, s, s}, {0, s, 0}};
+    const sa::Matrix plain = sa::mix(sa::softmax_rows(scaled), worked_values());
+    const sa::Matrix outputs = sa::mix(sa::softmax_rows(masked), worked_values());
+    INFO("row 0 has every key masked: zero weights, so a zero output and no nan");
+    CHECK(outputs(0, 0) == 0.0);
+    CHECK(outputs(0, 1) == 0.0);
+    INFO("rows 1 and 2 did not change, so their outputs are the same doubles as without the mask");
+    for (std::size_t i = 1; i < 3; ++i) {
+        CHECK(outputs(i, 0) == plain(i, 0));
+        CHECK(outputs(i, 1) == plain(i, 1));
+    }
+}
+
+TEST_CASE("NaN path (softmax_rows then mix): a nan score makes that output row nan, never a plausible number",
+          "[ch06]")
+{
+    const double s = 4.0 / std::sqrt(2.0);
+    const sa::Matrix scores{{0, std::numeric_limits<double>::quiet_NaN(), 0}, {s, s, s}, {0, s, 0}};
+    const sa::Matrix outputs = sa::mix(sa::softmax_rows(scores), worked_values());
+    INFO("row 0 held a nan: every weight is nan, and nan times any value stays nan");
+    CHECK(std::isnan(outputs(0, 0)));
+    CHECK(std::isnan(outputs(0, 1)));
+    INFO("rows 1 and 2 are the worked example's Eats [5/3, 2/3] and Cheese [4w + W, 2W]");
+    CHECK_THAT(outputs(1, 0), WithinAbs(5.0 / 3.0, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
+    CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
+    CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+}

@@ -1,0 +1,1 @@
+build/bin/ch02-scores --wk "1,0;0,2"

@@ -1,0 +1,60 @@
+// Chapter 3, Scaling: divide the scores by √d_k, and measure why on random vectors.
+#include <cmath>
+
+#include "cli.hpp"
+#include "experiment.hpp"
+#include "projection.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "svg.hpp"
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch03-scaling", "divide the scores by the square root of d_k, and measure why",
+                         sa::mouse_eats_cheese()};
+    info.uses_seed = true;
+    return sa::run_program(info, argc, argv, [](const sa::Example& example) {
+        const auto& tokens = example.tokens;
+        const int digits = example.precision;
+        const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+        const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+        //> scale-the-scores
+        const sa::Matrix raw_scores = sa::scores(queries, keys);          // S = Q·Kᵀ
+        const std::size_t key_dim = queries.cols();                       // d_k
+        const sa::Matrix scaled_scores = sa::scale(raw_scores, key_dim);  // S / √d_k
+        //< scale-the-scores
+        std::string out = sa::show("Scores S = Q·Kᵀ (" + sa::shape(raw_scores) + "):", raw_scores, tokens, tokens, digits);
+        out += fmt::format("d_k = {}, √d_k = {:.{}f}\n\n", key_dim, std::sqrt(static_cast<double>(key_dim)), digits);
+        out += sa::show("Scaled scores S / √d_k (" + sa::shape(scaled_scores) + "):", scaled_scores, tokens, tokens,
+                        digits);
+
+        //> experiment
+        // 4000 draws measure a variance to about 2% (one standard error).
+        constexpr std::size_t pairs = 4000;
+        constexpr std::size_t trials = 4000;
+        constexpr std::size_t keys_per_query = 8;
+        sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
+        std::vector<sa::VarianceRow> variances;
+        std::vector<sa::SaturationRow> saturation;
+        for (const std::size_t dimension : {2, 16, 64, 256, 1024}) {
+            variances.push_back(sa::score_variance(dimension, pairs, generator));
+            saturation.push_back(sa::softmax_saturation(dimension, keys_per_query, trials, generator));
+        }
+        //< experiment
+        out += fmt::format("Random q and k, entries uniform on [−√3, √3] (mean 0, variance 1), seed {}\n\n",
+                           example.seed);
+        out += sa::variance_table(variances, digits);
+        out += sa::saturation_table(saturation, digits);
+
+        sa::Heatmap heatmap;
+        heatmap.title = "Scaled scores S / √d_k";
+        heatmap.values = scaled_scores;
+        heatmap.row_labels = heatmap.col_labels = tokens;
+        heatmap.row_axis = "query (asking)";
+        heatmap.col_axis = "key (asked about)";
+        heatmap.precision = digits;
+        sa::write_figure(example.figures, "scaled_scores.svg", sa::heatmap_svg(heatmap));
+        sa::write_figure(example.figures, "variance.svg", sa::line_plot_svg(sa::variance_plot(variances)));
+        return out;
+    });
+}

@@ -13,9 +13,14 @@ namespace sa {
 Matrix attention(const Matrix& queries, const Matrix& keys, const Matrix& values, const Matrix& mask)
 {
     // BEGIN SOLUTION attention: chapter 7, The whole formula
+    // Check the shapes up front, so that a mistake is reported as the caller wrote it.
     if (keys.rows() != values.rows()) {
         throw ShapeError(fmt::format("attention: K is {} but V is {}; they need one row per key each", shape(keys),
                                      shape(values)));
+    }
+    if (mask.rows() != queries.rows() || mask.cols() != keys.rows()) {
+        throw ShapeError(fmt::format("attention: the mask is {} but Q·Kᵀ is {}×{}; it needs one row per query and "
+                                     "one column per key", shape(mask), queries.rows(), keys.rows()));
     }
     const Matrix raw = scores(queries, keys);
     const Matrix scaled = scale(raw, queries.cols());

@@ -1,0 +1,1 @@
+build/bin/ch07-attention --causal

@@ -83,8 +83,7 @@ int main(int argc, char** argv)
         sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
         heatmap.title = "Weights A = softmax of each row" + masked;
         heatmap.values = weights;
-        heatmap.row_labels = tokens;
-        heatmap.col_labels = tokens;
+        heatmap.row_labels = heatmap.col_labels = tokens;
         heatmap.row_axis = "query (asking)";
         heatmap.col_axis = "key (asked about)";
         heatmap.precision = digits;

@@ -1,6 +1,7 @@
 #include "matrix.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sa {
 
@@ -73,6 +74,18 @@ Matrix transpose(const Matrix& matrix)
     return result;
 }
 
+std::string format_number(double value, int precision)
+{
+    if (std::isnan(value)) {
+        return "nan";  // x86 gives 0/0 and inf/inf the sign bit; the book shows no sign
+    }
+    std::string text = fmt::format("{:.{}f}", value, precision);
+    if (text.front() == '-' && text.find_first_not_of("-0.") == std::string::npos) {
+        text.erase(0, 1);
+    }
+    return text;
+}
+
 std::vector<std::string> feature_labels(std::size_t count)
 {
     std::vector<std::string> labels;
@@ -122,7 +135,7 @@ std::string format_table(const Matrix& matrix, const std::vector<std::string>& r
     }
     for (std::size_t r = 0; r < matrix.rows(); ++r) {
         for (std::size_t c = 0; c < matrix.cols(); ++c) {
-            cells[r].push_back(fmt::format("{:.{}f}", matrix(r, c), precision));
+            cells[r].push_back(format_number(matrix(r, c), precision));
             cell_width = std::max(cell_width, display_width(cells[r].back()));
         }
     }

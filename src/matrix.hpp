@@ -101,6 +101,16 @@ private:
                                        const std::vector<std::string>& col_labels,
                                        int precision = 3);
 
+/// \brief One number as the book prints it: fixed-point with \p precision decimals.
+///
+/// The text is the same on every machine: NaN prints as `nan` whatever its sign
+/// bit, infinities as `inf` and `-inf`, and a value that rounds to zero prints
+/// without a minus sign (`0.000`, never `-0.000`).
+/// \param value the number
+/// \param precision number of decimals
+/// \return the printed number
+[[nodiscard]] std::string format_number(double value, int precision);
+
 /// \brief Column labels for feature columns: "f1", "f2", ...
 /// \param count number of labels
 /// \return the labels
@@ -143,7 +153,7 @@ struct fmt::formatter<sa::Matrix> {
         for (std::size_t r = 0; r < matrix.rows(); ++r) {
             out = fmt::format_to(out, "{}[", r == 0 ? "" : "\n");
             for (std::size_t c = 0; c < matrix.cols(); ++c) {
-                out = fmt::format_to(out, "{}{:.{}f}", c == 0 ? "" : ", ", matrix(r, c), precision);
+                out = fmt::format_to(out, "{}{}", c == 0 ? "" : ", ", sa::format_number(matrix(r, c), precision));
             }
             out = fmt::format_to(out, "]");
         }

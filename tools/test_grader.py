@@ -1,0 +1,234 @@
+"""The grader's own tests: one scenario per run, each preparing the workspace it needs.
+
+    test_grader.py SCENARIO --workspace DIR --build DIR
+
+The grading scenarios share one workspace folder and one build folder, and write a file
+only when its content changes, so after the first scenario the others rebuild only what
+they changed. Scenarios:
+
+  stubs          untouched stubs: 0 points on every chapter, a table, a non-zero exit
+  solutions      the reference solutions: full marks, exit 0
+  seeded-bug     scale divides by d_k instead of sqrt(d_k): chapters 3, 7 and 8 fail, the rest pass
+  crash          a segfault, an abort and an endless loop in project each fail their checks
+  compile-error  a syntax error: the compiler's error is shown, grading fails, nothing crashes
+  init-keeps-work  init twice: the learner's edit survives; reset puts back one stub
+"""
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import learn  # noqa: E402
+
+LEARN = learn.ROOT / "tools" / "learn"
+# The seeded bug: the step of chapter 3, and the chapters whose tests reach it through sa::attention.
+SEEDED_FILE = "scaling.cpp"
+SEEDED_FROM = "std::sqrt(static_cast<double>(key_dim))"
+SEEDED_TO = "static_cast<double>(key_dim)"
+SEEDED_FAILING = {3, 7, 8}
+
+failures = []
+
+
+def expect(condition, message):
+    if not condition:
+        failures.append(message)
+        print(f"FAIL: {message}")
+
+
+def run_learn(args, *extra, timeout=1500):
+    command = [str(LEARN), "--workspace", str(args.workspace), "--build", str(args.build), *extra]
+    print("$ tools/learn " + " ".join(command[1:]), flush=True)
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace", timeout=timeout)
+    print(result.stdout)
+    print(f"(exit status {result.returncode})")
+    expect("Traceback" not in result.stdout, "the grader printed a Python traceback")
+    return result
+
+
+def write_workspace(args, change=None):
+    """The reference solutions, with `change(file name, text) -> text` applied."""
+    for name, parts in learn.exercise_files().items():
+        text = learn.solution_text(parts)
+        if change:
+            text = change(name, text)
+        learn.write_if_changed(args.workspace / name, text)
+
+
+def table(output):
+    """{chapter number: (points, possible, status)} from the grader's table."""
+    rows = {}
+    for line in output.splitlines():
+        match = re.match(r"^\s*(\d+)\s+.*?\s(\d+)/(\d+|\?)\s+(passed|failing|not started)\s*$", line)
+        if match:
+            possible = int(match.group(3)) if match.group(3) != "?" else None
+            rows[int(match.group(1))] = (int(match.group(2)), possible, match.group(4))
+    return rows
+
+
+def last_line(output):
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def check_table_shape(output, graded):
+    rows = table(output)
+    expect(set(rows) == graded, f"the table has rows for chapters {sorted(rows)}, expected {sorted(graded)}")
+    expect(re.fullmatch(r"\d+ passed, \d+ failed", last_line(output)) is not None,
+           f"the last line is \"{last_line(output)}\", expected \"N passed, M failed\"")
+    return rows
+
+
+def graded_numbers():
+    return {chapter.number for chapter in learn.graded_chapters()}
+
+
+def scenario_stubs(args):
+    args.workspace.mkdir(parents=True, exist_ok=True)
+    for name, parts in learn.exercise_files().items():
+        learn.write_if_changed(args.workspace / name, learn.stub_text(parts))
+    result = run_learn(args, "grade")
+    rows = check_table_shape(result.stdout, graded_numbers())
+    expect(result.returncode == 1, f"grading the stubs exited with {result.returncode}, expected 1")
+    for number, (points, possible, status) in rows.items():
+        expect(points == 0 and possible, f"chapter {number}: {points}/{possible} points with stubs, expected 0/N")
+        expect(status == "not started", f"chapter {number}: \"{status}\" with stubs, expected \"not started\"")
+    total = sum(possible or 0 for _points, possible, _status in rows.values())
+    expect(last_line(result.stdout) == f"0 passed, {total} failed",
+           f"the last line is \"{last_line(result.stdout)}\", expected \"0 passed, {total} failed\"")
+    expect(learn.NOT_IMPLEMENTED in result.stdout, "no hint names the function that is not implemented yet")
+
+
+def scenario_solutions(args):
+    write_workspace(args)
+    result = run_learn(args, "grade")
+    rows = check_table_shape(result.stdout, graded_numbers())
+    expect(result.returncode == 0, f"grading the reference solutions exited with {result.returncode}, expected 0")
+    for number, (points, possible, status) in rows.items():
+        expect(points == possible and status == "passed",
+               f"chapter {number}: {points}/{possible} {status} with the reference, expected full marks")
+
+
+def scenario_seeded_bug(args):
+    source = (learn.SRC / SEEDED_FILE).read_text(encoding="utf-8")
+    expect(SEEDED_FROM in source, f"src/{SEEDED_FILE} no longer contains \"{SEEDED_FROM}\"; update the seeded bug")
+
+    def seed(name, text):
+        return text.replace(SEEDED_FROM, SEEDED_TO) if name == SEEDED_FILE else text
+
+    write_workspace(args, seed)
+    result = run_learn(args, "grade")
+    graded = graded_numbers()
+    rows = check_table_shape(result.stdout, graded)
+    expect(result.returncode == 1, f"grading the seeded bug exited with {result.returncode}, expected 1")
+    failing = {number for number, (_p, _n, status) in rows.items() if status != "passed"}
+    expected = SEEDED_FAILING & graded
+    expect(failing == expected,
+           f"scaling by d_k instead of sqrt(d_k) fails chapters {sorted(failing)}, expected {sorted(expected)}")
+
+
+def scenario_crash(args):
+    crashes = {
+        "segfault": ("#include <csignal>\n", "std::raise(SIGSEGV);", "SIGSEGV"),
+        "abort": ("#include <cstdlib>\n", "std::abort();", "SIGABRT"),
+        "endless loop": ("", "volatile bool forever = true;\n    while (forever) {\n    }", "did not finish within"),
+    }
+    for kind, (include, statement, shown) in crashes.items():
+        def crash(name, text):
+            if name != "projection.cpp":
+                return text
+            text = include + text
+            return re.sub(r"(// BEGIN EXERCISE project[^\n]*\n)", lambda m: m.group(1) + "    " + statement + "\n",
+                          text, count=1)
+
+        write_workspace(args, crash)
+        result = run_learn(args, "grade", "--chapter", "1", "--timeout", "2")
+        rows = check_table_shape(result.stdout, {1})
+        expect(result.returncode == 1, f"a {kind} in project: exit status {result.returncode}, expected 1")
+        expect(rows.get(1, (None, None, ""))[2] == "failing", f"a {kind} in project: chapter 1 is not \"failing\"")
+        expect(rows.get(1, (1, 0))[0] == 0, f"a {kind} in project: chapter 1 got points")
+        expect(shown in result.stdout, f"a {kind} in project: the hint does not say \"{shown}\"")
+
+
+def scenario_compile_error(args):
+    def broken(name, text):
+        if name != "scores.cpp":
+            return text
+        return text.replace("// BEGIN EXERCISE scores", "this is not C++;\n    // BEGIN EXERCISE scores", 1)
+
+    write_workspace(args, broken)
+    result = run_learn(args, "grade")
+    check_table_shape(result.stdout, graded_numbers())
+    expect(result.returncode == 1, f"a compile error: exit status {result.returncode}, expected 1")
+    expect("does not build" in result.stdout, "a compile error: the grader does not say the code does not build")
+    expect(re.search(r"scores\.cpp:\d+:\d+: error:", result.stdout) is not None,
+           "a compile error: the compiler's error with its file and line is not shown")
+
+
+def scenario_init_keeps_work(args):
+    workspace = args.workspace
+    first = run_learn(args, "init")
+    expect(first.returncode == 0, f"init exited with {first.returncode}")
+    files = learn.exercise_files()
+    for name, parts in files.items():
+        expect((workspace / name).read_text(encoding="utf-8") == learn.stub_text(parts), f"{name} is not its stub")
+    edited = workspace / "projection.cpp"
+    mine = edited.read_text(encoding="utf-8").replace(
+        "throw sa::NotImplemented(", "return embeddings;  // my first try\n    throw sa::NotImplemented(") + "// mine\n"
+    edited.write_text(mine, encoding="utf-8")
+    (workspace / "scores.cpp").unlink()
+    second = run_learn(args, "init")
+    expect(second.returncode == 0, f"init (again) exited with {second.returncode}")
+    expect(edited.read_text(encoding="utf-8") == mine, "init changed projection.cpp, which the learner edited")
+    expect((workspace / "scores.cpp").read_text(encoding="utf-8") == learn.stub_text(files["scores.cpp"]),
+           "init did not put back the missing scores.cpp")
+
+    reset = run_learn(args, "reset", "project")
+    expect(reset.returncode == 0, f"reset project exited with {reset.returncode}")
+    after = edited.read_text(encoding="utf-8")
+    expect("my first try" not in after, "reset project left the learner's code in the function")
+    expect(after.endswith("// mine\n"), "reset project changed the file outside the function")
+    backups = list((workspace / learn.BACKUP_FOLDER).glob("projection.cpp.*"))
+    expect(any(path.read_text(encoding="utf-8") == mine for path in backups), "reset kept no backup of the edit")
+
+    unknown = run_learn(args, "reset", "no_such_step")
+    expect(unknown.returncode == 2 and "no exercise named" in unknown.stdout,
+           "reset of an unknown exercise does not fail with a clear message")
+
+
+SCENARIOS = {
+    "stubs": scenario_stubs,
+    "solutions": scenario_solutions,
+    "seeded-bug": scenario_seeded_bug,
+    "crash": scenario_crash,
+    "compile-error": scenario_compile_error,
+    "init-keeps-work": scenario_init_keeps_work,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("scenario", choices=SCENARIOS)
+    parser.add_argument("--workspace", type=Path, required=True)
+    parser.add_argument("--build", type=Path, required=True)
+    args = parser.parse_args()
+    args.workspace = args.workspace.resolve()
+    args.build = args.build.resolve()
+    if args.scenario == "init-keeps-work" and args.workspace.exists():
+        import shutil
+        shutil.rmtree(args.workspace)
+    SCENARIOS[args.scenario](args)
+    if failures:
+        print(f"\n{len(failures)} problem(s) in the scenario \"{args.scenario}\":")
+        for message in failures:
+            print(f"  - {message}")
+        return 1
+    print(f"\nThe scenario \"{args.scenario}\" passed.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -33,8 +33,7 @@ sa::Matrix naive_softmax(const sa::Matrix& scores)
             total += weights(i, j);
         }
         for (std::size_t j = 0; j < weights.cols(); ++j) {
-            // inf / inf and 0 / 0 are nan; fabs drops the sign bit some CPUs give that nan
-            weights(i, j) = std::fabs(weights(i, j) / total);
+            weights(i, j) /= total;  // inf / inf and 0 / 0 are nan
         }
     }
     return weights;

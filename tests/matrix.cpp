@@ -1,0 +1,68 @@
+// The book's matrix: shapes, bounds checks and the fixed printing every chapter relies on.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "matrix.hpp"
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("A matrix written row by row has one row per inner list", "[matrix]")
+{
+    const sa::Matrix matrix{{2, 0}, {1, 2}, {2, 0}};
+    CHECK(matrix.rows() == 3);
+    CHECK(matrix.cols() == 2);
+    CHECK(sa::shape(matrix) == "3×2");
+    CHECK(matrix(1, 1) == 2.0);
+}
+
+TEST_CASE("Ragged rows are refused with the row that differs", "[matrix]")
+{
+    CHECK_THROWS_AS(sa::Matrix({{1, 2}, {3}}), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::Matrix({{1, 2}, {3}}), Contains("row 2 has 1 entries but row 1 has 2"));
+}
+
+TEST_CASE("Every access is bounds-checked, in every build type", "[matrix]")
+{
+    sa::Matrix matrix(2, 3);
+    CHECK_THROWS_AS(matrix(2, 0), std::out_of_range);
+    CHECK_THROWS_AS(matrix(0, 3), std::out_of_range);
+    CHECK_THROWS_WITH(matrix(5, 1), Contains("(5, 1) is outside a 2×3 matrix"));
+    const sa::Matrix& constant = matrix;
+    CHECK_THROWS_AS(constant(0, 3), std::out_of_range);
+}
+
+TEST_CASE("Transposing swaps rows and columns", "[matrix]")
+{
+    const sa::Matrix transposed = sa::transpose(sa::Matrix{{1, 2, 3}, {4, 5, 6}});
+    REQUIRE(sa::shape(transposed) == "3×2");
+    CHECK(transposed == sa::Matrix{{1, 4}, {2, 5}, {3, 6}});
+}
+
+TEST_CASE("Numbers print the same on every machine", "[matrix]")
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double inf = std::numeric_limits<double>::infinity();
+    CHECK(sa::format_number(2.0 * std::sqrt(2.0), 3) == "2.828");
+    CHECK(sa::format_number(1.0 / 3.0, 6) == "0.333333");
+    INFO("a NaN prints as nan whatever its sign bit (0/0 sets it on some CPUs)");
+    CHECK(sa::format_number(nan, 3) == "nan");
+    CHECK(sa::format_number(-nan, 3) == "nan");
+    CHECK(sa::format_number(-inf, 3) == "-inf");
+    CHECK(sa::format_number(inf, 3) == "inf");
+    INFO("a value that rounds to zero prints without a sign");
+    CHECK(sa::format_number(-0.0, 3) == "0.000");
+    CHECK(sa::format_number(-0.0001, 3) == "0.000");
+    CHECK(sa::format_number(-0.0006, 3) == "-0.001");
+}
+
+TEST_CASE("A table lines up labels and fixed-precision cells", "[matrix]")
+{
+    const std::string table = sa::format_table(sa::Matrix{{0, 4}, {4, 4}}, {"Mouse", "Eats"}, {"Mouse", "Eats"}, 3);
+    CHECK(table ==
+          "         Mouse   Eats\n"
+          "  Mouse  0.000  4.000\n"
+          "  Eats   4.000  4.000\n");
+    CHECK_THROWS_AS(sa::format_table(sa::Matrix{{1, 2}}, {"a", "b"}, {}, 3), sa::ShapeError);
+}

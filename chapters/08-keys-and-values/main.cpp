@@ -11,14 +11,13 @@
 int main(int argc, char** argv)
 {
     //> example
-    // "Cat chases mouse": each query is the embedding itself (W_Q = I); the key
-    // projection swaps the two features, the value projection triples the second.
-    const sa::Example cat_chases_mouse{.tokens = {"Cat", "Chases", "Mouse"},
-                                       .embeddings = {{2, 0}, {1, 1}, {0, 2}},
-                                       .w_query = {{1, 0}, {0, 1}},
-                                       .w_key = {{0, 1}, {1, 0}},
-                                       .w_value = {{1, 0}, {0, 3}},
-                                       .figures = {}};
+    // "Cat chases mouse", the default of this program.
+    sa::Example cat_chases_mouse;
+    cat_chases_mouse.tokens = {"Cat", "Chases", "Mouse"};
+    cat_chases_mouse.embeddings = sa::Matrix{{2, 0}, {1, 1}, {0, 2}};
+    cat_chases_mouse.w_query = sa::Matrix{{1, 0}, {0, 1}};  // each query is the embedding itself
+    cat_chases_mouse.w_key = sa::Matrix{{0, 1}, {1, 0}};    // swaps the two features
+    cat_chases_mouse.w_value = sa::Matrix{{1, 0}, {0, 3}};  // triples the second feature
     //< example
     const sa::ProgramInfo info{"ch08-keys-and-values",
                                "change W_V and only the outputs move; change W_K and the weights move", cat_chases_mouse};

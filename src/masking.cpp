@@ -58,7 +58,9 @@ Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask)
                     "apply_mask: mask entry ({}, {}) is {}; each entry must be 0 (takes part) or -inf (masked out)",
                     i, j, entry));
             }
-            masked(i, j) = scaled_scores(i, j) + entry;
+            // Set, not add: a masked-out score becomes -inf even if it was NaN or +inf,
+            // so a token that cannot be seen cannot change the row that does not see it.
+            masked(i, j) = entry == 0.0 ? scaled_scores(i, j) : entry;
         }
     }
     return masked;

@@ -43,7 +43,9 @@ namespace sa {
 /// \brief Adds an additive mask to scaled scores: \f$ S' = S + M \f$.
 ///
 /// Shapes: S and M are both n×m, the result is n×m. Masked entries become
-/// \f$ -\infty \f$; the others are unchanged.
+/// \f$ -\infty \f$ whatever the score was, NaN and \f$ +\infty \f$ included, so a
+/// masked-out token can never change a row that does not see it; the other
+/// entries are unchanged. For finite scores this is exactly \f$ S + M \f$.
 ///
 /// \param scaled_scores S, n×m
 /// \param mask M, n×m, every entry 0 or \f$ -\infty \f$

@@ -9,8 +9,10 @@ namespace sa {
 /// \brief Mixes the values: \f$ O = A V \f$, so \f$ o_i = \sum_j A_{ij} v_j \f$.
 ///
 /// Each output row is the weighted blend of every value row, with the weights
-/// that query i gave to each key. An all-zero weight row (fully masked) gives an
-/// all-zero output row.
+/// that query i gave to each key. A key with weight exactly 0 (masked out)
+/// contributes nothing, even if its value holds NaN or an infinity, so an
+/// all-zero weight row (fully masked) gives an all-zero output row. A NaN weight
+/// makes its whole output row NaN.
 ///
 /// Shapes: A is n×m, V is m×d_v, the result is n×d_v.
 ///

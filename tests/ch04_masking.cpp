@@ -260,3 +260,17 @@ TEST_CASE("What a fully masked row leads to: the other rows are bit-identical to
         }
     }
 }
+
+TEST_CASE("A masked-out score becomes -inf even when it was nan or +inf", "[ch04]")
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double plus_infinity = std::numeric_limits<double>::infinity();
+    const sa::Matrix scores{{1, nan}, {2, plus_infinity}};
+    const sa::Matrix masked = sa::apply_mask(scores, sa::causal_mask(2, 2));
+    INFO("row 0 cannot see key 1, so its nan must not survive: nan + (-inf) would still be nan");
+    CHECK(is_masked_out(masked(0, 1)));
+    CHECK(masked(0, 0) == 1.0);
+    INFO("row 1 sees both keys, so its +inf is kept for the softmax to handle");
+    CHECK(masked(1, 1) == plus_infinity);
+    CHECK(masked(1, 0) == 2.0);
+}

@@ -108,6 +108,20 @@ TEST_CASE("An all-zero weight row gives an all-zero output row", "[ch06]")
     CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
 }
 
+TEST_CASE("A key with weight exactly 0 adds nothing, even a nan or infinite value", "[ch06]")
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double infinity = std::numeric_limits<double>::infinity();
+    const sa::Matrix values{{2, 0}, {nan, infinity}};
+    const sa::Matrix outputs = sa::mix(sa::Matrix{{1, 0}, {0.5, 0.5}}, values);
+    INFO("row 0 gives key 1 no weight: 1·[2,0] and nothing else, although 0·nan would be nan");
+    CHECK(outputs(0, 0) == 2.0);
+    CHECK(outputs(0, 1) == 0.0);
+    INFO("row 1 weighs key 1 by 0.5, so its nan and infinity reach that row's output");
+    CHECK(std::isnan(outputs(1, 0)));
+    CHECK(std::isinf(outputs(1, 1)));
+}
+
 TEST_CASE("Full masked path (softmax_rows then mix): a fully masked row gives zeros, other rows bit-identical",
           "[ch06]")
 {

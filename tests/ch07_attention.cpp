@@ -266,6 +266,25 @@ TEST_CASE("With the causal mask, a later token cannot change an earlier output",
     }
 }
 
+TEST_CASE("With the causal mask, not even a nan or an infinity in a later token reaches an earlier output", "[ch07]")
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double infinity = std::numeric_limits<double>::infinity();
+    const sa::Matrix queries{{0, 2}, {2, 1}, {0, 2}};
+    const sa::Matrix keys{{2, 0}, {1, 2}, {nan, infinity}};
+    const sa::Matrix values{{2, 0}, {1, 2}, {infinity, nan}};
+    const sa::Matrix outputs = sa::attention(queries, keys, values, sa::causal_mask(3, 3));
+    INFO("rows 0 and 1 cannot see Cheese: its scores are set to -inf, its weight is 0 and its value is skipped");
+    CHECK(outputs(0, 0) == 2.0);
+    CHECK(outputs(0, 1) == 0.0);
+    INFO("Eats sees Mouse and itself with equal scores 4/√2, so it gets [1.5, 1.0] as in chapter 4");
+    CHECK_THAT(outputs(1, 0), Catch::Matchers::WithinAbs(1.5, 1e-12));
+    CHECK_THAT(outputs(1, 1), Catch::Matchers::WithinAbs(1.0, 1e-12));
+    INFO("Cheese sees its own nan key, so its whole row is nan");
+    CHECK(std::isnan(outputs(2, 0)));
+    CHECK(std::isnan(outputs(2, 1)));
+}
+
 TEST_CASE("sa::attention agrees with an Eigen reference written from the formula", "[ch07]")
 {
     struct Shape {

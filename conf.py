@@ -30,6 +30,7 @@ html_static_path = ["docs/_static"]
 html_css_files = ["book.css"]
 html_show_sourcelink = False
 html_copy_source = False
+html_favicon = "docs/_static/favicon.svg"
 
 # C++ is the language of every listing; the API page comes from Doxygen's XML.
 highlight_language = "cpp"
@@ -104,7 +105,45 @@ def copy_mathjax(app, exception):
             shutil.copy2(source, destination)
 
 
+# Debian's furo ships furo.js as an ES module that imports gumshoe-patched.js, but
+# the theme loads it as a classic script (a SyntaxError in every page's console),
+# and furo.css imports normalize.css from the web server's /javascript/ folder.
+# Make both self-contained, so that the book also works from file:// and offline.
+NORMALIZE_CSS = "/usr/share/javascript/normalize.css/normalize.css"
+NORMALIZE_IMPORT = "@import url(/javascript/normalize.css/normalize.css);"
+FURO_IMPORT = 'import Gumshoe from "./gumshoe-patched.js";'
+
+
+def make_furo_self_contained(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    scripts = os.path.join(app.outdir, "_static", "scripts")
+    furo_js = os.path.join(scripts, "furo.js")
+    gumshoe_js = os.path.join(scripts, "gumshoe-patched.js")
+    if os.path.exists(furo_js) and os.path.exists(gumshoe_js):
+        with open(furo_js, encoding="utf-8") as file:
+            furo = file.read()
+        if FURO_IMPORT in furo:
+            with open(gumshoe_js, encoding="utf-8") as file:
+                gumshoe = file.read()  # a UMD script: as a classic script it sets window.Gumshoe
+            with open(furo_js, "w", encoding="utf-8") as file:
+                file.write(gumshoe + "\n" + furo.replace(FURO_IMPORT, ""))
+    styles = os.path.join(app.outdir, "_static", "styles")
+    furo_css = os.path.join(styles, "furo.css")
+    if os.path.exists(furo_css):
+        with open(furo_css, encoding="utf-8") as file:
+            css = file.read()
+        if NORMALIZE_IMPORT in css:
+            replacement = ""
+            if os.path.exists(NORMALIZE_CSS):
+                shutil.copy2(NORMALIZE_CSS, os.path.join(styles, "normalize.css"))
+                replacement = "@import url(normalize.css);"
+            with open(furo_css, "w", encoding="utf-8") as file:
+                file.write(css.replace(NORMALIZE_IMPORT, replacement))
+
+
 def setup(app):
     app.add_directive("chapter-figure", ChapterFigure)
     app.connect("build-finished", copy_mathjax)
+    app.connect("build-finished", make_furo_self_contained)
     return {"parallel_read_safe": True}

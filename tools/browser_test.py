@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""The browser check: opens every page of the built book in headless Chromium.
+
+It serves the book from 127.0.0.1 on a free port, drives Debian's chromium
+through chromedriver and python3-selenium, and fails (exit status 1, one line
+per problem, naming the page) when
+
+* a page requests anything that is not on localhost (a CDN, a font service, ...),
+  or a file of the book that does not exist;
+* math is left untypeset (a raw \\( \\) \\[ \\] or $$ in the rendered text) or
+  MathJax could not parse a formula;
+* an image (or an <object> figure) does not load;
+* the JavaScript console shows an error;
+* a page is wider than a 390-pixel phone screen;
+* a link points to a page of the book that does not exist;
+* the book's search finds nothing for "softmax".
+
+It saves screenshots of the front page and of the Softmax chapter at desktop
+width and at 390 pixels into the screenshots folder.
+
+    /usr/bin/python3 tools/browser_test.py --book build/book --screenshots build/screenshots
+"""
+import argparse
+import functools
+import http.server
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+DESKTOP = (1280, 900)
+PHONE = 390
+SEARCH_TERM = "softmax"
+SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
+# Schemes that never reach a network: inline data, and Chromium's own pages
+# (its start page loads chrome:// resources before the first book page opens).
+INSIDE_THE_BROWSER = ("data", "about", "blob", "chrome", "chrome-extension", "chrome-untrusted", "devtools")
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import TimeoutException, WebDriverException
+    from selenium.webdriver.chrome.service import Service
+except ImportError:
+    sys.exit("browser test: python3-selenium is missing. Install the Debian package: apt-get install python3-selenium")
+
+
+class Server:
+    """The book on http://127.0.0.1:<free port>/, remembering every path that was not found."""
+
+    def __init__(self, root):
+        self.missing = []
+        missing = self.missing
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002 (the base class's name)
+                pass
+
+            def send_error(self, code, message=None, explain=None):
+                if code == 404:
+                    missing.append(urllib.parse.unquote(self.path))
+                super().send_error(code, message, explain)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=root))
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def start_browser(profile):
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for argument in [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--disable-extensions",
+        "--disable-dev-shm-usage",
+        "--hide-scrollbars",
+        # Nothing but the local server resolves: a request for another host is
+        # still logged (and reported below) but never leaves the machine.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+        f"--user-data-dir={profile}",
+        f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
+    ]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    service = Service(executable_path=CHROMEDRIVER, log_path=os.devnull)
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(30)
+    driver.set_script_timeout(30)
+    return driver
+
+
+def book_pages(book):
+    """Every .html page of the book, as paths relative to its folder (the _static files excluded)."""
+    pages = []
+    for folder, subfolders, files in os.walk(book):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(("_", ".")))
+        pages += [os.path.relpath(os.path.join(folder, f), book).replace(os.sep, "/") for f in files if f.endswith(".html")]
+    return sorted(pages)
+
+
+WAIT_FOR_MATH = """
+const done = arguments[arguments.length - 1];
+const hasMath = document.querySelector('.math, script[type^="math/tex"]') !== null;
+const started = Date.now();
+(function wait() {
+  if (window.MathJax && MathJax.Hub && MathJax.Hub.Register) {
+    MathJax.Hub.Register.StartupHook('End', function () {
+      MathJax.Hub.Queue(function () {
+        // TeX errors become merror nodes (the noErrors extension shows the source instead).
+        const bad = n => !!n && (n.type === 'merror' || n.texError === true ||
+                                 String(n['class'] || '').includes('noError') || (n.data || []).some(bad));
+        const errors = MathJax.Hub.getAllJax().filter(j => bad(j.root)).map(j => j.originalText);
+        done({mathjax: true, errors: errors});
+      });
+    });
+  } else if (!hasMath || Date.now() - started > 20000) {
+    done({mathjax: false, errors: []});
+  } else {
+    setTimeout(wait, 50);
+  }
+})();
+"""
+
+WAIT_FOR_IMAGES = """
+const done = arguments[arguments.length - 1];
+const images = Array.from(document.images);
+images.forEach(img => { img.loading = 'eager'; });
+const pending = images.filter(img => !img.complete);
+let left = pending.length;
+if (left === 0) { done(); return; }
+const finish = () => { if (--left === 0) done(); };
+pending.forEach(img => { img.addEventListener('load', finish); img.addEventListener('error', finish); });
+setTimeout(done, 15000);
+"""
+
+PAGE_FACTS = """
+const body = document.body.cloneNode(true);
+body.querySelectorAll('pre, code, script, style, textarea, .highlight').forEach(e => e.remove());
+const text = body.innerText || body.textContent;
+const raw = ['\\\\(', '\\\\)', '\\\\[', '\\\\]', '$$'].filter(d => text.includes(d))
+  .map(d => { const i = text.indexOf(d); return d + ' in "' + text.slice(Math.max(0, i - 30), i + 40).replace(/\\s+/g, ' ') + '"'; });
+const broken = Array.from(document.images)
+  .filter(img => !(img.complete && img.naturalWidth > 0))
+  .map(img => img.getAttribute('src'));
+const objects = Array.from(document.querySelectorAll('object, embed'))
+  .filter(o => { try { const d = o.getSVGDocument ? o.getSVGDocument() : o.contentDocument;
+                        return !(d && d.documentElement && d.documentElement.localName !== 'parsererror'
+                                 && !d.querySelector('parsererror')); }
+                 catch (e) { return true; } })
+  .map(o => o.getAttribute('data') || o.getAttribute('src'));
+const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
+  .filter(h => h.startsWith(location.origin));
+return {raw: raw, broken: broken, objects: objects, links: links,
+        figures: document.querySelectorAll('img, object').length};
+"""
+
+
+# Visible elements that reach past the right edge of the screen, unless they sit in
+# a box that scrolls sideways (a code listing, a wide table, long math) or in one
+# of the theme's fixed, off-screen drawers.
+TOO_WIDE = """
+const width = document.documentElement.clientWidth;
+const describe = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+  (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/)[0] : '');
+function excused(e) {
+  for (let a = e; a && a !== document.documentElement; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (style.position === 'fixed') return true;
+    if (a !== e && ['auto', 'scroll'].includes(style.overflowX) && a.getBoundingClientRect().right <= width + 1) return true;
+  }
+  return false;
+}
+const found = [];
+for (const e of document.body.querySelectorAll('*')) {
+  const style = getComputedStyle(e);
+  if (style.display === 'none' || style.visibility === 'hidden') continue;
+  const box = e.getBoundingClientRect();
+  if (box.width === 0 || box.height === 0 || box.right <= width + 1) continue;
+  if (excused(e)) continue;
+  found.push(describe(e) + ' (' + Math.round(box.right) + ' px)');
+  if (found.length === 3) break;
+}
+return found;
+"""
+
+
+class Check:
+    def __init__(self, book, port, screenshots, deadline):
+        self.book = book
+        self.origin = f"http://127.0.0.1:{port}"
+        self.screenshots = screenshots
+        self.deadline = deadline
+        self.failures = []
+        self.driver = None
+
+    def fail(self, page, reason):
+        line = f"FAIL {page}: {reason}"
+        if line not in self.failures:
+            self.failures.append(line)
+            print(line, flush=True)
+
+    def url(self, page):
+        return f"{self.origin}/{page}"
+
+    def drain_logs(self, page):
+        """Console errors and requests that left localhost since the last call."""
+        time.sleep(0.15)  # let the page's last log entries arrive before the next page opens
+        for entry in self.driver.get_log("browser"):
+            if entry.get("level") == "SEVERE":
+                self.fail(page, f"JavaScript console error: {entry.get('message', '').strip()}")
+        for entry in self.driver.get_log("performance"):
+            try:
+                message = json.loads(entry["message"])["message"]
+            except (KeyError, ValueError):
+                continue
+            if message.get("method") != "Network.requestWillBeSent":
+                continue
+            url = message["params"]["request"]["url"]
+            parsed = urllib.parse.urlsplit(url)
+            if parsed.scheme in INSIDE_THE_BROWSER:
+                continue
+            if parsed.scheme not in ("http", "https") or parsed.hostname not in ("127.0.0.1", "localhost"):
+                self.fail(page, f"requested something outside localhost: {url[:200]}")
+
+    def open(self, page):
+        self.driver.get(self.url(page))
+        math = self.driver.execute_async_script(WAIT_FOR_MATH)
+        self.driver.execute_async_script(WAIT_FOR_IMAGES)
+        return math
+
+    def check_page(self, page):
+        try:
+            math = self.open(page)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail(page, f"the page did not load: {str(error).splitlines()[0]}")
+            return
+        for tex in math["errors"]:
+            self.fail(page, f"MathJax could not typeset: {tex}")
+        facts = self.driver.execute_script(PAGE_FACTS)
+        for raw in facts["raw"]:
+            self.fail(page, f"math left untypeset: {raw}")
+        for src in facts["broken"]:
+            self.fail(page, f"image did not load: {src}")
+        for data in facts["objects"]:
+            self.fail(page, f"figure (<object>) did not load: {data}")
+        for link in facts["links"]:
+            path = urllib.parse.unquote(urllib.parse.urlsplit(link).path).lstrip("/")
+            target = os.path.join(self.book, path)
+            if not (os.path.isfile(target) or os.path.isfile(os.path.join(target, "index.html"))):
+                self.fail(page, f"link to a page that does not exist: {path}")
+        self.drain_logs(page)
+
+    def check_phone_width(self, page):
+        try:
+            self.open(page)
+            culprits = self.driver.execute_script(TOO_WIDE)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail(page, f"the page did not load at {PHONE} px: {str(error).splitlines()[0]}")
+            return
+        if culprits:
+            self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
+        self.drain_logs(page)
+
+    def check_search(self):
+        page = f"search.html?q={SEARCH_TERM}"
+        try:
+            self.driver.get(self.url(page))
+            found = self.driver.execute_async_script(
+                """
+                const done = arguments[arguments.length - 1];
+                const started = Date.now();
+                (function wait() {
+                  const summary = document.querySelector('#search-results .search-summary, p.search-summary');
+                  const results = document.querySelectorAll('#search-results ul.search li, ul.search li');
+                  if (results.length > 0 || (summary && summary.textContent.trim() !== '' &&
+                      !/preparing|searching/i.test(summary.textContent)) || Date.now() - started > 20000) {
+                    done([results.length, summary ? summary.textContent.trim() : '']);
+                  } else {
+                    setTimeout(wait, 100);
+                  }
+                })();
+                """)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail(page, f"the search page did not load: {str(error).splitlines()[0]}")
+            return
+        results, summary = found
+        if results == 0:
+            self.fail(page, f'the search for "{SEARCH_TERM}" found nothing ({summary or "no summary"})')
+        else:
+            print(f"search: {results} page(s) found for \"{SEARCH_TERM}\"", flush=True)
+        self.drain_logs(page)
+
+    def screenshot(self, page, name, width, phone=False):
+        """A full-length screenshot of a page at the given width."""
+        if phone:
+            self.driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        else:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            self.driver.set_window_size(width, DESKTOP[1])
+        self.open(page)
+        height = min(self.driver.execute_script("return document.documentElement.scrollHeight"), 9000)
+        if phone:
+            self.driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True})
+        else:
+            self.driver.set_window_size(width, height + (self.driver.get_window_size()["height"]
+                                                         - self.driver.execute_script("return window.innerHeight")))
+        time.sleep(0.3)
+        path = os.path.join(self.screenshots, name)
+        if not self.driver.save_screenshot(path):
+            self.fail(page, f"could not save the screenshot {path}")
+        else:
+            print(f"screenshot: {path}", flush=True)
+        self.drain_logs(page)
+
+    def out_of_time(self, what):
+        if time.monotonic() > self.deadline:
+            self.fail(what, "the browser check ran out of time before it got here")
+            return True
+        return False
+
+    def run(self, pages):
+        profile = tempfile.mkdtemp(prefix="book-browser-")
+        try:
+            self.driver = start_browser(profile)
+            try:
+                self.driver.get_log("browser")  # what Chromium logged before the first page is not the book's
+                self.driver.get_log("performance")
+                for page in pages:
+                    if self.out_of_time(page):
+                        return
+                    self.check_page(page)
+                if not self.out_of_time("search.html"):
+                    self.check_search()
+                # The phone: every page must fit 390 pixels without sideways scrolling.
+                self.driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+                for page in pages:
+                    if self.out_of_time(page):
+                        return
+                    self.check_phone_width(page)
+                front = "docs/index.html"
+                chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next(
+                    (p for p in pages if p.startswith("chapters/")), front)
+                chapter_name = "softmax" if chapter == SOFTMAX_PAGE else "chapter"
+                os.makedirs(self.screenshots, exist_ok=True)
+                self.screenshot(front, "front-page.png", DESKTOP[0])
+                self.screenshot(chapter, f"{chapter_name}.png", DESKTOP[0])
+                self.screenshot(front, f"front-page-{PHONE}px.png", PHONE, phone=True)
+                self.screenshot(chapter, f"{chapter_name}-{PHONE}px.png", PHONE, phone=True)
+            finally:
+                self.driver.quit()
+        finally:
+            shutil.rmtree(profile, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--book", required=True, help="the rendered book (the folder that holds docs/index.html)")
+    parser.add_argument("--screenshots", required=True, help="where to save the screenshots")
+    parser.add_argument("--time-limit", type=float, default=240, help="seconds for the whole check (default 240)")
+    args = parser.parse_args()
+
+    book = os.path.abspath(args.book)
+    if not os.path.isfile(os.path.join(book, "docs", "index.html")):
+        print(f"FAIL {args.book}: no built book here (docs/index.html is missing); build the book first")
+        return 1
+    for program, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not os.access(program, os.X_OK):
+            print(f"FAIL setup: {program} is missing. Install the Debian package: apt-get install {package}")
+            return 1
+    pages = book_pages(book)
+    started = time.monotonic()
+    with Server(book) as server:
+        check = Check(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit)
+        try:
+            check.run(pages)
+        except WebDriverException as error:
+            check.fail("browser", f"Chromium failed: {str(error).strip().splitlines()[0]}")
+        for path in sorted(set(server.missing)):
+            check.fail(path, "the browser asked for this file, but the book does not have it")
+    seconds = time.monotonic() - started
+    if check.failures:
+        print(f"browser check: {len(check.failures)} problem(s) on {len(pages)} pages ({seconds:.0f} s)")
+        return 1
+    print(f"browser check: all {len(pages)} pages passed ({seconds:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,8 +12,7 @@ namespace sa {
 namespace {
 
 constexpr double font_size = 13.0;
-constexpr double char_width = 7.4;         // a generous average for a 13 px sans-serif font
-constexpr double title_char_width = 8.2;   // the same, bold and 15 px
+constexpr double font_size_title = 15.0;
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
 /// Text for XML: the five special characters become entities, and control
@@ -38,16 +37,39 @@ std::string escape(const std::string& text)
     return out;
 }
 
-/// Characters in UTF-8 text (continuation bytes are not counted).
-std::size_t characters(const std::string& text)
+/// The width of a character in em for a wide sans-serif font (DejaVu Sans, the
+/// widest of the fonts a figure asks for), rounded up so that text never spills.
+double em_width(unsigned char ch)
 {
-    return static_cast<std::size_t>(
-        std::count_if(text.begin(), text.end(), [](char ch) { return (static_cast<unsigned char>(ch) & 0xC0) != 0x80; }));
+    if (ch >= 0x80) {
+        return 0.8;  // ×, −, ∞, √, ·, …: measured as wide symbols
+    }
+    switch (ch) {
+    case ' ': return 0.32;
+    case 'i': case 'l': case 'j': case '.': case ',': case ':': case ';': case '\'': case '|': case '!': case 'I':
+        return 0.3;
+    case 'f': case 't': case 'r': case '(': case ')': case '[': case ']': case '-': return 0.42;
+    case 'm': case 'M': case 'W': return 0.9;
+    case 'w': return 0.82;
+    default: break;
+    }
+    if (ch >= 'A' && ch <= 'Z') {
+        return 0.74;
+    }
+    return 0.64;  // digits, the other lower-case letters and the remaining symbols
 }
 
-double text_width(const std::string& text, double per_char = char_width)
+/// An upper estimate of the width of UTF-8 text in pixels (continuation bytes are not counted).
+double text_width(const std::string& text, double size = font_size, bool bold = false)
 {
-    return static_cast<double>(characters(text)) * per_char;
+    double em = 0.0;
+    for (const char ch : text) {
+        const auto byte = static_cast<unsigned char>(ch);
+        if ((byte & 0xC0) != 0x80) {
+            em += em_width(byte);
+        }
+    }
+    return em * size * (bold ? 1.12 : 1.0);
 }
 
 /// Coordinates with two decimals: enough for the screen, identical everywhere.
@@ -233,7 +255,7 @@ std::string heatmap_svg(const Heatmap& heatmap)
     }
 
     double width = bar_x + legend_w + pad;
-    width = std::max(width, pad * 2.0 + text_width(heatmap.title, title_char_width));
+    width = std::max(width, pad * 2.0 + text_width(heatmap.title, font_size_title, true));
     width = std::max(width, grid_left + text_width(heatmap.col_axis) + pad);
     width = std::ceil(width);
     const double height = std::ceil(std::max(grid_bottom, legend_bottom) + pad);
@@ -545,7 +567,7 @@ std::string line_plot_svg(const LinePlot& plot)
         y += 26.0;
     }
     // Legend items flow left to right and wrap.
-    const double width = std::max(560.0, std::ceil(pad * 2.0 + text_width(plot.title, title_char_width)));
+    const double width = std::max(560.0, std::ceil(pad * 2.0 + text_width(plot.title, font_size_title, true)));
     const double plot_right = width - pad - 8.0;
     struct LegendItem {
         double x;

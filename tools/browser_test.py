@@ -9,7 +9,8 @@ per problem, naming the page) when
   or a file of the book that does not exist;
 * math is left untypeset (a raw \\( \\) \\[ \\] or $$ in the rendered text) or
   MathJax could not parse a formula;
-* an image (or an <object> figure) does not load;
+* an image (or an <object> figure) does not load, or a text of an SVG figure
+  runs outside the figure;
 * the JavaScript console shows an error;
 * a page is wider than a 390-pixel phone screen;
 * a link points to a page of the book that does not exist;
@@ -62,7 +63,8 @@ class Server:
                 pass
 
             def send_error(self, code, message=None, explain=None):
-                if code == 404:
+                # /favicon.ico is asked for when a figure is shown on its own, without a page.
+                if code == 404 and self.path != "/favicon.ico":
                     missing.append(urllib.parse.unquote(self.path))
                 super().send_error(code, message, explain)
 
@@ -172,7 +174,8 @@ const objects = Array.from(document.querySelectorAll('object, embed'))
 const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
   .filter(h => h.startsWith(location.origin));
 return {raw: raw, broken: broken, objects: objects, links: links,
-        figures: document.querySelectorAll('img, object').length};
+        svgs: Array.from(document.querySelectorAll('img[src$=".svg"], object[data$=".svg"]'))
+                .map(e => e.getAttribute('src') || e.getAttribute('data'))};
 """
 
 
@@ -205,6 +208,27 @@ return found;
 """
 
 
+# Every text of a figure inside the figure's own box: nothing cut off at an edge.
+TEXT_OUTSIDE = """
+const svg = document.documentElement;
+if (svg.localName !== 'svg') return ['the file is not an SVG document'];
+const box = {x: 0, y: 0, width: svg.width.baseVal.value, height: svg.height.baseVal.value};
+const found = [];
+for (const text of document.querySelectorAll('text')) {
+  const b = text.getBBox();
+  const m = text.getCTM();
+  const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
+    .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+  const xs = corners.map(c => c[0]), ys = corners.map(c => c[1]);
+  if (Math.min(...xs) < box.x - 0.5 || Math.max(...xs) > box.x + box.width + 0.5 ||
+      Math.min(...ys) < box.y - 0.5 || Math.max(...ys) > box.y + box.height + 0.5) {
+    found.push('"' + text.textContent.trim() + '"');
+  }
+}
+return found;
+"""
+
+
 class Check:
     def __init__(self, book, port, screenshots, deadline):
         self.book = book
@@ -213,6 +237,7 @@ class Check:
         self.deadline = deadline
         self.failures = []
         self.driver = None
+        self.figures = set()
 
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
@@ -223,10 +248,12 @@ class Check:
     def url(self, page):
         return f"{self.origin}/{page}"
 
-    def drain_logs(self, page):
+    def drain_logs(self, page, ignore=None):
         """Console errors and requests that left localhost since the last call."""
         time.sleep(0.15)  # let the page's last log entries arrive before the next page opens
         for entry in self.driver.get_log("browser"):
+            if ignore and ignore in entry.get("message", ""):
+                continue
             if entry.get("level") == "SEVERE":
                 self.fail(page, f"JavaScript console error: {entry.get('message', '').strip()}")
         for entry in self.driver.get_log("performance"):
@@ -262,6 +289,8 @@ class Check:
             self.fail(page, f"math left untypeset: {raw}")
         for src in facts["broken"]:
             self.fail(page, f"image did not load: {src}")
+        for src in facts["svgs"]:
+            self.figures.add(urllib.parse.urljoin(self.url(page), src))
         for data in facts["objects"]:
             self.fail(page, f"figure (<object>) did not load: {data}")
         for link in facts["links"]:
@@ -281,6 +310,23 @@ class Check:
         if culprits:
             self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
         self.drain_logs(page)
+
+    def check_figures(self):
+        """Each SVG figure on its own: every text inside the drawing."""
+        for url in sorted(self.figures):
+            name = urllib.parse.urlsplit(url).path.lstrip("/")
+            if self.out_of_time(name):
+                return
+            try:
+                self.driver.get(url)
+                outside = self.driver.execute_script(TEXT_OUTSIDE)
+            except (TimeoutException, WebDriverException) as error:
+                self.fail(name, f"the figure did not open: {str(error).splitlines()[0]}")
+                continue
+            if outside:
+                self.fail(name, f"text runs outside the figure: {', '.join(outside[:4])}")
+            # Shown on its own, a figure has no <link rel="icon">, so Chromium asks for /favicon.ico.
+            self.drain_logs(name, ignore="/favicon.ico")
 
     def check_search(self):
         page = f"search.html?q={SEARCH_TERM}"
@@ -354,6 +400,7 @@ class Check:
                     if self.out_of_time(page):
                         return
                     self.check_page(page)
+                self.check_figures()
                 if not self.out_of_time("search.html"):
                     self.check_search()
                 # The phone: every page must fit 390 pixels without sideways scrolling.

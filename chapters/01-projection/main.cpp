@@ -1,6 +1,7 @@
 // Chapter 1, Projection: each embedding becomes a query, a key and a value.
 #include "cli.hpp"
 #include "projection.hpp"
+#include "svg.hpp"
 
 int main(int argc, char** argv)
 {
@@ -30,6 +31,13 @@ int main(int argc, char** argv)
                         digits);
         out += sa::show("Values V = E·W_V (" + sa::shape(values) + "):", values, tokens,
                         sa::feature_labels(values.cols()), digits);
+        // The figures, from the same numbers: Q beside K shows the exchanged features.
+        const auto heatmap = [&](const std::string& title, const sa::Matrix& matrix) {
+            return sa::heatmap_svg(sa::Heatmap{title, matrix, tokens, sa::feature_labels(matrix.cols()), "token",
+                                               "feature", digits, "coordinate"});
+        };
+        sa::write_figure(example.figures, "queries.svg", heatmap("Queries Q = E·W_Q", queries));
+        sa::write_figure(example.figures, "keys.svg", heatmap("Keys K = E·W_K", keys));
         return out;
     });
 }

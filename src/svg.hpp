@@ -22,6 +22,9 @@ namespace sa {
 /// \f$ -\infty \f$ (masked) cells are hatched grey and marked "−∞", \f$ +\infty \f$
 /// cells likewise with "+∞", and NaN cells are white with a dashed red border and
 /// "NaN", so that none of them can pass for a number.
+///
+/// Chapter programs fill it positionally, `sa::Heatmap{title, values, rows, cols, ...}`,
+/// so the fields keep their order and a new field goes at the end, with a default.
 struct Heatmap {
     std::string title;                    ///< shown above the grid and as the SVG's `<title>`
     Matrix values;                        ///< the numbers; one cell per entry

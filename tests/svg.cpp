@@ -385,6 +385,21 @@ TEST_CASE("heatmaps of 2 to 6 rows and columns keep a sensible size", "[svg]")
     CHECK_THAT(numbered_svg(2, 2), Contains(">-3.500</text>"));
 }
 
+TEST_CASE("a long title or axis title widens the figure instead of spilling out of it", "[svg]")
+{
+    sa::Heatmap heatmap = masked_scores();
+    const double narrow = attribute_number(elements(sa::heatmap_svg(heatmap), "<svg ").at(0), "width");
+    heatmap.title = std::string(40, 'W');  // W is among the widest letters: about 0.9 em at 15 px, bold
+    const double wide = attribute_number(elements(sa::heatmap_svg(heatmap), "<svg ").at(0), "width");
+    CHECK(wide > narrow);
+    CHECK(wide >= 40 * 0.9 * 15);
+
+    sa::LinePlot plot;
+    plot.title = std::string(60, 'M');
+    plot.series = {{"line", {1, 2}, {1, 2}}};
+    CHECK(attribute_number(elements(sa::line_plot_svg(plot), "<svg ").at(0), "width") >= 60 * 0.9 * 15);
+}
+
 TEST_CASE("heatmap_svg rejects what it cannot draw, naming the problem", "[svg]")
 {
     sa::Heatmap heatmap = masked_scores();

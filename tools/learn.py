@@ -377,7 +377,10 @@ def configure(workspace, build):
             return
     print(f"Configuring {relative(build)} for the workspace {relative(workspace)} "
           "(once; the first build compiles the tests, which takes a few minutes)...", flush=True)
-    result = run_quietly(["cmake", "-S", str(ROOT), "-B", str(build),
+    # Ninja (Debian's ninja-build), where installed, checks an unchanged build in
+    # milliseconds where make takes a second or two; a build folder keeps its generator.
+    generator = ["-G", "Ninja"] if not cache.exists() and shutil.which("ninja") else []
+    result = run_quietly(["cmake", "-S", str(ROOT), "-B", str(build), *generator,
                           *(f"-D{name}={value}" for name, value in wanted.items())])
     if result.returncode != 0:
         raise BuildFailed("CMake could not configure the build", first_errors(result.stdout))
@@ -695,10 +698,32 @@ def grade_once(args):
     return 0 if passed == total and not any(result.error for result in results) else 1
 
 
+def calls(text, names, prefix=r"\b"):
+    return {name for name in names if re.search(prefix + re.escape(name) + r"\s*\(", text)}
+
+
+def chapters_used(chapter):
+    """The chapters whose steps this chapter's tests call, directly or through another step."""
+    steps = {exercise.name: exercise for exercise in exercises()}
+    bodies = {}
+    for parts in exercise_files().values():
+        for part in parts:
+            if isinstance(part, tuple):
+                bodies[part[0].name] = "".join(part[1])
+    tests = (TESTS / f"{chapter.tests}.cpp").read_text(encoding="utf-8", errors="replace")
+    used, todo = set(), calls(tests, steps, prefix=r"\bsa::")  # the tests name the library's functions sa::f
+    while todo:
+        name = todo.pop()
+        if name not in used:
+            used.add(name)
+            todo |= calls(bodies.get(name, ""), steps) - used
+    return {steps[name].chapter for name in used} - {chapter.number}
+
+
 def print_table(results, build_failed=False):
     width = max([len(result.chapter.title) for result in results] + [5])
     print(f"{'Chapter':<{width + 4}}  {'Points':>7}  Status")
-    unfinished = []  # earlier chapters whose steps a later chapter's checks may call
+    unfinished = {result.chapter.number for result in results if result.status != "passed"}
     for result in results:
         chapter = result.chapter
         points = f"{result.points}/{result.possible}" if result.checks or not result.error else "0/?"
@@ -713,12 +738,12 @@ def print_table(results, build_failed=False):
                 hint = f"{hint.rstrip('.')}. Read {chapter.label}."
             print(f"      first failing check: {first.name}")
             print(f"      {hint}")
-            if unfinished and not first.not_implemented:
-                earlier = f"chapter {unfinished[0]}" if len(unfinished) == 1 else \
-                    f"chapters {', '.join(unfinished[:-1])} and {unfinished[-1]}"
-                print(f"      (not passing yet: {earlier}; this chapter may use their steps)")
-        if result.status != "passed":
-            unfinished.append(str(chapter.number))
+            used = sorted(chapters_used(chapter) & unfinished) if not first.not_implemented else []
+            if used:
+                earlier = f"chapter {used[0]}" if len(used) == 1 else \
+                    f"chapters {', '.join(map(str, used[:-1]))} and {used[-1]}"
+                print(f"      (these checks also use the steps of {earlier}, which {'does' if len(used) == 1 else 'do'} "
+                      "not pass yet)")
     passed = sum(result.points for result in results)
     failed = sum(result.possible - result.points for result in results)
     total = sum(result.possible for result in results)
@@ -949,6 +974,7 @@ def main(argv=None):
     points.set_defaults(handler=command_points)
 
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `tools/learn list | head` ends quietly
     try:
         return args.handler(args)
     except LearnError as error:

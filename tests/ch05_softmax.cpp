@@ -1,11 +1,14 @@
 // Chapter 5, Softmax: each row becomes positive weights that sum to one, computed stably.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "experiment.hpp"
+#include "random.hpp"
 #include "softmax.hpp"
 
 using Catch::Matchers::WithinAbs;
@@ -220,4 +223,20 @@ TEST_CASE("With n ≠ m each query's row is normalised over the keys, not the co
     CHECK_THAT(weights(1, 1), WithinAbs(0.2, 1e-12));
     CHECK_THAT(weights(1, 2), WithinAbs(0.3, 1e-12));
     CHECK_THAT(weights(1, 3), WithinAbs(0.4, 1e-12));
+}
+
+TEST_CASE("softmax_rows agrees with the shortcut of chapter 3's experiment, largest_weight", "[ch05]")
+{
+    // Chapter 3's experiment takes a shortcut to the largest weight; it must agree with softmax_rows.
+    sa::SplitMix64 generator(2017);
+    for (int trial = 0; trial < 50; ++trial) {
+        const sa::Matrix scores = sa::random_matrix(1, 8, generator);
+        const sa::Matrix weights = sa::softmax_rows(scores);
+        double largest = 0.0;
+        for (std::size_t j = 0; j < weights.cols(); ++j) {
+            largest = std::max(largest, weights(0, j));
+        }
+        INFO("trial " << trial << ": 1 / Σ e^{s_j - s_max} is softmax evaluated at the largest score");
+        CHECK_THAT(sa::largest_weight(scores, 0), WithinRel(largest, 1e-12));
+    }
 }

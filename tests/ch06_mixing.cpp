@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "masking.hpp"
 #include "mixing.hpp"
 #include "softmax.hpp"
 
@@ -24,6 +25,15 @@ const double third = 1.0 / 3.0;
 sa::Matrix worked_weights()
 {
     return sa::Matrix{{small, large, small}, {third, third, third}, {small, large, small}};
+}
+
+// The worked example's scaled scores: every dot product of 4 became 4/√2 = 2√2.
+const double two_root_two = 4.0 / std::sqrt(2.0);
+constexpr double minus_infinity = -infinity;
+
+sa::Matrix worked_scaled_scores()
+{
+    return sa::Matrix{{0, two_root_two, 0}, {two_root_two, two_root_two, two_root_two}, {0, two_root_two, 0}};
 }
 
 // W_V is the identity, so the values are the embeddings.
@@ -154,4 +164,76 @@ TEST_CASE("NaN path (softmax_rows then mix): a nan score makes that output row n
     CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
     CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
     CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+}
+
+// Chapter 4 prints what its masks lead to; those numbers need this chapter's mix
+// (and chapter 5's softmax), so they are graded here, where both steps exist.
+
+TEST_CASE("Chapter 4's causal mask, mixed: the worked example's weights and outputs", "[ch06]")
+{
+    const sa::Matrix weights = sa::softmax_rows(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)));
+    const sa::Matrix outputs = sa::mix(weights, worked_values());
+    INFO("Mouse has one key left, itself: weights [1, 0, 0], output v_Mouse = [2, 0]");
+    CHECK_THAT(weights(0, 0), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(0, 1), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(0, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(0, 0), WithinAbs(2.0, printed));
+    CHECK_THAT(outputs(0, 1), WithinAbs(0.0, printed));
+    INFO("Eats has two equal scores 2√2 left: [0.5, 0.5, 0], output ([2,0] + [1,2]) / 2 = [1.5, 1.0]");
+    CHECK_THAT(weights(1, 0), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(1, 1), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(1, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(1, 0), WithinAbs(1.5, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(1.0, printed));
+    INFO("Cheese sees everything, as without a mask: [1, e^{2√2}, 1] / (2 + e^{2√2}) with e^{2√2} ≈ 16.9188");
+    CHECK_THAT(weights(2, 0), WithinAbs(0.05285739, printed));
+    CHECK_THAT(weights(2, 1), WithinAbs(0.89428521, printed));
+    CHECK_THAT(weights(2, 2), WithinAbs(0.05285739, printed));
+    INFO("Cheese's output: 0.0529·[2,0] + 0.8943·[1,2] + 0.0529·[2,0] = [4w + W, 2W] ≈ [1.1057, 1.7886]");
+    CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
+    CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+}
+
+TEST_CASE("Chapter 4's causal plus padding mask, mixed: a fully masked row gives zeros, never nan", "[ch06]")
+{
+    const sa::Matrix both = sa::apply_mask(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)),
+                                           sa::padding_mask(3, {false, true, true}));
+    const sa::Matrix weights = sa::softmax_rows(both);
+    const sa::Matrix outputs = sa::mix(weights, worked_values());
+    INFO("Mouse has no key left: all-zero weights and an all-zero output, exactly");
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK(weights(0, j) == 0.0);
+    }
+    CHECK(outputs(0, 0) == 0.0);
+    CHECK(outputs(0, 1) == 0.0);
+    INFO("Eats has only itself: weights [0, 1, 0], output v_Eats = [1, 2]");
+    CHECK_THAT(weights(1, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(1, 1), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(1, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(1, 0), WithinAbs(1.0, printed));
+    CHECK_THAT(outputs(1, 1), WithinAbs(2.0, printed));
+    INFO("Cheese keeps Eats (2√2) and itself (0): e^{2√2}/(1 + e^{2√2}) ≈ 0.9442 and 1/(1 + e^{2√2}) ≈ 0.0558");
+    CHECK_THAT(weights(2, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(2, 1), WithinAbs(0.94419278, printed));
+    CHECK_THAT(weights(2, 2), WithinAbs(0.05580722, printed));
+    INFO("Cheese's output: 0.9442·[1,2] + 0.0558·[2,0] ≈ [1.0558, 1.8884]");
+    CHECK_THAT(outputs(2, 0), WithinAbs(1.05580722, printed));
+    CHECK_THAT(outputs(2, 1), WithinAbs(1.88838556, printed));
+}
+
+TEST_CASE("Chapter 4's fully masked row, mixed: the other rows are bit-identical to the unmasked run", "[ch06]")
+{
+    const sa::Matrix scaled = worked_scaled_scores();
+    const sa::Matrix first_row_masked{{minus_infinity, minus_infinity, minus_infinity}, {0, 0, 0}, {0, 0, 0}};
+    const sa::Matrix masked_outputs = sa::mix(sa::softmax_rows(sa::apply_mask(scaled, first_row_masked)),
+                                              worked_values());
+    const sa::Matrix plain_outputs = sa::mix(sa::softmax_rows(scaled), worked_values());
+    INFO("the masked row becomes zeros and nothing of it may leak into the rows below");
+    CHECK(masked_outputs(0, 0) == 0.0);
+    CHECK(masked_outputs(0, 1) == 0.0);
+    for (std::size_t i = 1; i < 3; ++i) {
+        for (std::size_t d = 0; d < 2; ++d) {
+            CHECK(masked_outputs(i, d) == plain_outputs(i, d));
+        }
+    }
 }

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <system_error>
 
+#include "svg.hpp"
+
 namespace sa {
 
 UsageError::UsageError(const std::string& message) : std::invalid_argument(message) {}
@@ -224,6 +226,50 @@ std::string show(const std::string& title, const Matrix& matrix, const std::vect
                  const std::vector<std::string>& col_labels, int precision)
 {
     return title + "\n" + format_table(matrix, row_labels, col_labels, precision) + "\n";
+}
+
+Report::Report(const Example& example) : figures_(example.figures), precision_(example.precision) {}
+
+void Report::table(const std::string& title, const Matrix& matrix, const std::vector<std::string>& row_labels,
+                   const std::vector<std::string>& col_labels, const std::string& note)
+{
+    const std::string after_shape = note.empty() ? "" : ", " + note;
+    show(title + " (" + shape(matrix) + ")" + after_shape + ":", matrix, row_labels, col_labels);
+}
+
+void Report::show(const std::string& heading, const Matrix& matrix, const std::vector<std::string>& row_labels,
+                  const std::vector<std::string>& col_labels)
+{
+    text_ += sa::show(heading, matrix, row_labels, col_labels, precision_);
+}
+
+void Report::text(const std::string& text)
+{
+    text_ += text;
+}
+
+void Report::heatmap(const std::string& file, const std::string& title, const Matrix& matrix,
+                     const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
+                     const std::string& row_axis, const std::string& col_axis, const std::string& scale_label) const
+{
+    if (figures_.empty()) {
+        return;  // no --figures: the figure is neither drawn nor checked
+    }
+    Heatmap figure;  // set by name, so a new field of Heatmap keeps its default here
+    figure.title = title;
+    figure.values = matrix;
+    figure.row_labels = row_labels;
+    figure.col_labels = col_labels;
+    figure.row_axis = row_axis;
+    figure.col_axis = col_axis;
+    figure.precision = precision_;
+    figure.scale_label = scale_label;
+    write_figure(figures_, file, heatmap_svg(figure));
+}
+
+const std::string& Report::str() const
+{
+    return text_;
 }
 
 }  // namespace sa

@@ -101,4 +101,72 @@ int run_program(const ProgramInfo& info, int argc, char** argv,
                                const std::vector<std::string>& row_labels,
                                const std::vector<std::string>& col_labels, int precision);
 
+/// \brief A chapter program's output, built up piece by piece: titled tables, free
+///        text and heatmap figures, all at the example's precision.
+///
+/// A chapter program computes each step itself and hands the results to a Report
+/// only to be shown, so the steps stay visible in the program:
+///
+/// \code{.cpp}
+/// sa::Report report(example);
+/// report.table("Scores S = Q·Kᵀ", scores, tokens, tokens);  // heading "Scores S = Q·Kᵀ (3×3):"
+/// report.heatmap("scores.svg", "Scores S = Q·Kᵀ", scores, tokens, tokens,
+///                "query (asking)", "key (asked about)", "score");
+/// return report.str();
+/// \endcode
+class Report {
+public:
+    /// \brief Starts an empty report for one run of a chapter program.
+    /// \param example the parsed example; its precision and figures folder are kept
+    explicit Report(const Example& example);
+
+    /// \brief Appends a matrix under the heading "title (n×m):", or
+    ///        "title (n×m), note:" when a note is given.
+    /// \param title what the matrix is, e.g. "Queries Q = E·W_Q"
+    /// \param matrix the matrix; its shape is added to the heading
+    /// \param row_labels labels of the rows (token names)
+    /// \param col_labels labels of the columns
+    /// \param note optional words after the shape, e.g. "one row per token"
+    void table(const std::string& title, const Matrix& matrix, const std::vector<std::string>& row_labels,
+               const std::vector<std::string>& col_labels, const std::string& note = "");
+
+    /// \brief Appends a matrix under a heading used exactly as given: the same text as sa::show.
+    /// \param heading the whole heading line, including any shape and the final colon
+    /// \param matrix the matrix
+    /// \param row_labels labels of the rows
+    /// \param col_labels labels of the columns
+    void show(const std::string& heading, const Matrix& matrix, const std::vector<std::string>& row_labels,
+              const std::vector<std::string>& col_labels);
+
+    /// \brief Appends text as it is; include the line breaks.
+    /// \param text the text, e.g. "d_k = 2\n\n"
+    void text(const std::string& text);
+
+    /// \brief Writes a matrix as a heatmap figure into the figures folder, when the
+    ///        run has one (`--figures DIR`); without one nothing is drawn or written.
+    /// \param file the file name in the figures folder, e.g. "scores.svg"
+    /// \param title shown above the grid
+    /// \param matrix the values to draw
+    /// \param row_labels labels of the rows
+    /// \param col_labels labels of the columns
+    /// \param row_axis what the rows are, e.g. "query (asking)"
+    /// \param col_axis what the columns are, e.g. "key (asked about)"
+    /// \param scale_label name of the coloured quantity, e.g. "weight"; empty for none
+    /// \throws ShapeError if the matrix is empty or the labels do not match it
+    /// \throws std::invalid_argument if the precision is outside 0 to 10
+    /// \throws std::runtime_error if the file cannot be written
+    void heatmap(const std::string& file, const std::string& title, const Matrix& matrix,
+                 const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
+                 const std::string& row_axis, const std::string& col_axis, const std::string& scale_label = "") const;
+
+    /// \brief The text appended so far.
+    /// \return every table and line, in order
+    [[nodiscard]] const std::string& str() const;
+
+private:
+    std::string text_;
+    std::string figures_;
+    int precision_;
+};
+
 }  // namespace sa

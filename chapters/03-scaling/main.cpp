@@ -23,10 +23,11 @@ int main(int argc, char** argv)
         const std::size_t key_dim = queries.cols();                       // d_k
         const sa::Matrix scaled_scores = sa::scale(raw_scores, key_dim);  // S / √d_k
         //< scale-the-scores
-        std::string out = sa::show("Scores S = Q·Kᵀ (" + sa::shape(raw_scores) + "):", raw_scores, tokens, tokens, digits);
-        out += fmt::format("d_k = {}, √d_k = {:.{}f}\n\n", key_dim, std::sqrt(static_cast<double>(key_dim)), digits);
-        out += sa::show("Scaled scores S / √d_k (" + sa::shape(scaled_scores) + "):", scaled_scores, tokens, tokens,
-                        digits);
+        sa::Report report(example);
+        report.table("Scores S = Q·Kᵀ", raw_scores, tokens, tokens);
+        const double root = std::sqrt(static_cast<double>(key_dim));
+        report.text(fmt::format("d_k = {}, √d_k = {:.{}f}\n\n", key_dim, root, digits));
+        report.table("Scaled scores S / √d_k", scaled_scores, tokens, tokens);
 
         //> experiment
         // 4000 draws measure a variance to about 2% (one standard error).
@@ -41,20 +42,13 @@ int main(int argc, char** argv)
             saturation.push_back(sa::softmax_saturation(dimension, keys_per_query, trials, generator));
         }
         //< experiment
-        out += fmt::format("Random q and k, entries uniform on [−√3, √3] (mean 0, variance 1), seed {}\n\n",
-                           example.seed);
-        out += sa::variance_table(variances, digits);
-        out += sa::saturation_table(saturation, digits);
-
-        sa::Heatmap heatmap;
-        heatmap.title = "Scaled scores S / √d_k";
-        heatmap.values = scaled_scores;
-        heatmap.row_labels = heatmap.col_labels = tokens;
-        heatmap.row_axis = "query (asking)";
-        heatmap.col_axis = "key (asked about)";
-        heatmap.precision = digits;
-        sa::write_figure(example.figures, "scaled_scores.svg", sa::heatmap_svg(heatmap));
+        report.text(fmt::format("Random q and k, entries uniform on [−√3, √3] (mean 0, variance 1), seed {}\n\n",
+                                example.seed));
+        report.text(sa::variance_table(variances, digits));
+        report.text(sa::saturation_table(saturation, digits));
+        report.heatmap("scaled_scores.svg", "Scaled scores S / √d_k", scaled_scores, tokens, tokens, "query (asking)",
+                       "key (asked about)");
         sa::write_figure(example.figures, "variance.svg", sa::line_plot_svg(sa::variance_plot(variances)));
-        return out;
+        return report.str();
     });
 }

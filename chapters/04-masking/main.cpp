@@ -8,7 +8,6 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
-#include "svg.hpp"
 
 int main(int argc, char** argv)
 {
@@ -16,7 +15,6 @@ int main(int argc, char** argv)
                                sa::mouse_eats_cheese()};
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
-        const int digits = example.precision;
         const std::size_t n = tokens.size();
         const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
         const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
@@ -37,35 +35,23 @@ int main(int argc, char** argv)
         const sa::Matrix padded_outputs = sa::mix(padded_weights, values);
         //< padding-mask
         const auto features = sa::feature_labels(values.cols());
-        const auto table = [&](const std::string& title, const sa::Matrix& matrix, const auto& columns) {
-            return sa::show(title + " (" + sa::shape(matrix) + "):", matrix, tokens, columns, digits);
-        };
-        std::string out = table("Scaled scores S/√d_k, rows ask, columns are asked about", scaled, tokens);
-        out += table("Causal mask M: 0 takes part, -inf is masked out", mask, tokens);
-        out += table("Masked scores S/√d_k + M", masked, tokens);
-        out += table("Weights A = softmax(masked scores), row by row", weights, tokens);
-        out += table("Outputs A·V", outputs, features);
-        out += "With the first position (" + tokens.front() + ") treated as padding as well:\n\n";
-        out += table("Padding mask: the first key is masked out in every row", padding, tokens);
-        out += table("Scores with both masks", padded, tokens);
-        out += table("Weights: a row with every key masked gets all zeros", padded_weights, tokens);
-        out += table("Outputs: the fully masked row is all zeros, never nan", padded_outputs, features);
-        const auto figure = [&](const std::string& name, const std::string& title, const sa::Matrix& matrix,
-                                const std::vector<std::string>& columns, const std::string& scale_label) {
-            sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
-            heatmap.title = title;
-            heatmap.values = matrix;
-            heatmap.row_labels = tokens;
-            heatmap.col_labels = columns;
-            heatmap.row_axis = "query (asking)";
-            heatmap.col_axis = columns == tokens ? "key (asked about)" : "feature";
-            heatmap.precision = digits;
-            heatmap.scale_label = scale_label;
-            sa::write_figure(example.figures, name, sa::heatmap_svg(heatmap));
-        };
-        figure("masked-scores.svg", "Masked scores S/√d_k + M", masked, tokens, "score");
-        figure("weights.svg", "Weights under the causal mask", weights, tokens, "weight");
-        figure("outputs.svg", "Outputs A·V under the causal mask", outputs, features, "output");
-        return out;
+        sa::Report report(example);
+        report.table("Scaled scores S/√d_k, rows ask, columns are asked about", scaled, tokens, tokens);
+        report.table("Causal mask M: 0 takes part, -inf is masked out", mask, tokens, tokens);
+        report.table("Masked scores S/√d_k + M", masked, tokens, tokens);
+        report.table("Weights A = softmax(masked scores), row by row", weights, tokens, tokens);
+        report.table("Outputs A·V", outputs, tokens, features);
+        report.text("With the first position (" + tokens.front() + ") treated as padding as well:\n\n");
+        report.table("Padding mask: the first key is masked out in every row", padding, tokens, tokens);
+        report.table("Scores with both masks", padded, tokens, tokens);
+        report.table("Weights: a row with every key masked gets all zeros", padded_weights, tokens, tokens);
+        report.table("Outputs: the fully masked row is all zeros, never nan", padded_outputs, tokens, features);
+        const std::string query = "query (asking)";
+        const std::string key = "key (asked about)";
+        report.heatmap("masked-scores.svg", "Masked scores S/√d_k + M", masked, tokens, tokens, query, key, "score");
+        report.heatmap("weights.svg", "Weights under the causal mask", weights, tokens, tokens, query, key, "weight");
+        report.heatmap("outputs.svg", "Outputs A·V under the causal mask", outputs, tokens, features, query, "feature",
+                       "output");
+        return report.str();
     });
 }

@@ -9,7 +9,6 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
-#include "svg.hpp"
 
 namespace {
 //> naive-softmax
@@ -47,7 +46,6 @@ int main(int argc, char** argv)
                                sa::mouse_eats_cheese()};
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
-        const int digits = example.precision;
         const std::size_t n = tokens.size();
         const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
         const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
@@ -70,24 +68,15 @@ int main(int argc, char** argv)
         //< shifted-rows
         const std::vector<std::string> rows{"as is", "+ 1000", "- 1000"};
         const std::string masked = example.causal ? ", causally masked" : "";
-        const auto table = [&](const std::string& title, const sa::Matrix& matrix, const auto& row_labels) {
-            return sa::show(title + " (" + sa::shape(matrix) + "):", matrix, row_labels, tokens, digits);
-        };
-        std::string out = table("Scaled scores" + masked + ", rows ask, columns are asked about", scaled, tokens);
-        out += table("Weights A = softmax_rows(scores), one row at a time", weights, tokens);
-        out += table("The " + tokens.back() + " row shifted by a constant", shifted, rows);
-        out += table("e^s, the numerators as written", exponentials(shifted), rows);
-        out += table("Softmax as written, e^s / Σ e^s", as_written, rows);
-        out += table("softmax_rows, which subtracts the row maximum first", stable, rows);
-        sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
-        heatmap.title = "Weights A = softmax of each row" + masked;
-        heatmap.values = weights;
-        heatmap.row_labels = heatmap.col_labels = tokens;
-        heatmap.row_axis = "query (asking)";
-        heatmap.col_axis = "key (asked about)";
-        heatmap.precision = digits;
-        heatmap.scale_label = "weight";
-        sa::write_figure(example.figures, "weights.svg", sa::heatmap_svg(heatmap));
-        return out;
+        sa::Report report(example);
+        report.table("Scaled scores" + masked + ", rows ask, columns are asked about", scaled, tokens, tokens);
+        report.table("Weights A = softmax_rows(scores), one row at a time", weights, tokens, tokens);
+        report.table("The " + tokens.back() + " row shifted by a constant", shifted, rows, tokens);
+        report.table("e^s, the numerators as written", exponentials(shifted), rows, tokens);
+        report.table("Softmax as written, e^s / Σ e^s", as_written, rows, tokens);
+        report.table("softmax_rows, which subtracts the row maximum first", stable, rows, tokens);
+        report.heatmap("weights.svg", "Weights A = softmax of each row" + masked, weights, tokens, tokens,
+                       "query (asking)", "key (asked about)", "weight");
+        return report.str();
     });
 }

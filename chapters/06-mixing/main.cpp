@@ -9,14 +9,12 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
-#include "svg.hpp"
 
 int main(int argc, char** argv)
 {
     const sa::ProgramInfo info{"ch06-mixing", "blend the values with the attention weights", sa::mouse_eats_cheese()};
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
-        const int digits = example.precision;
         const std::size_t n = tokens.size();
         const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
         const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
@@ -40,23 +38,14 @@ int main(int argc, char** argv)
         //< contributions
         const auto features = sa::feature_labels(values.cols());
         const std::string masked = example.causal ? ", causally masked" : "";
-        std::string out = sa::show("Weights A" + masked + " (" + sa::shape(weights) + "), rows ask:", weights, tokens,
-                                   tokens, digits);
-        out += sa::show("Values V (" + sa::shape(values) + "), one row per key:", values, tokens, features, digits);
-        out += sa::show("Outputs O = A·V (" + sa::shape(outputs) + "), one row per query:", outputs, tokens, features,
-                        digits);
-        out += sa::show("The " + tokens.front() + " output term by term, A(" + tokens.front() + ", key)·v_key:",
-                        contributions, tokens, features, digits);
-        sa::Heatmap heatmap;  // set by name, so adding a field to Heatmap changes nothing here
-        heatmap.title = "Outputs O = A·V" + masked;
-        heatmap.values = outputs;
-        heatmap.row_labels = tokens;
-        heatmap.col_labels = features;
-        heatmap.row_axis = "query (asking)";
-        heatmap.col_axis = "feature";
-        heatmap.precision = digits;
-        heatmap.scale_label = "output";
-        sa::write_figure(example.figures, "outputs.svg", sa::heatmap_svg(heatmap));
-        return out;
+        sa::Report report(example);
+        report.table("Weights A" + masked, weights, tokens, tokens, "rows ask");
+        report.table("Values V", values, tokens, features, "one row per key");
+        report.table("Outputs O = A·V", outputs, tokens, features, "one row per query");
+        report.show("The " + tokens.front() + " output term by term, A(" + tokens.front() + ", key)·v_key:",
+                    contributions, tokens, features);
+        report.heatmap("outputs.svg", "Outputs O = A·V" + masked, outputs, tokens, features, "query (asking)",
+                       "feature", "output");
+        return report.str();
     });
 }

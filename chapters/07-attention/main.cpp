@@ -7,7 +7,6 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
-#include "svg.hpp"
 
 int main(int argc, char** argv)
 {
@@ -15,11 +14,6 @@ int main(int argc, char** argv)
                                sa::mouse_eats_cheese()};
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
-        std::string out;
-        const auto print = [&](const std::string& title, const sa::Matrix& matrix, const std::vector<std::string>& rows,
-                               const std::vector<std::string>& cols) {
-            out += sa::show(title + " (" + sa::shape(matrix) + "):", matrix, rows, cols, example.precision);
-        };
         const auto features = [](const sa::Matrix& matrix) { return sa::feature_labels(matrix.cols()); };
         //> pipeline
         const sa::Matrix queries = sa::project(example.embeddings, example.w_query);  // Q = E·W_Q
@@ -37,28 +31,27 @@ int main(int argc, char** argv)
         const sa::Matrix one_call =
             example.causal ? sa::attention(queries, keys, values, mask) : sa::attention(queries, keys, values);
         //< pipeline
-        print("Embeddings E", example.embeddings, tokens, features(example.embeddings));
-        print("W_Q", example.w_query, features(example.embeddings), features(example.w_query));
-        print("W_K", example.w_key, features(example.embeddings), features(example.w_key));
-        print("W_V", example.w_value, features(example.embeddings), features(example.w_value));
-        print("Queries Q = E·W_Q", queries, tokens, features(queries));
-        print("Keys K = E·W_K", keys, tokens, features(keys));
-        print("Values V = E·W_V", values, tokens, features(values));
-        print("Scores S = Q·Kᵀ, rows ask, columns are asked about", raw_scores, tokens, tokens);
-        print(fmt::format("Scaled scores S/√d_k, d_k = {}", queries.cols()), scaled, tokens, tokens);
+        sa::Report report(example);
+        report.table("Embeddings E", example.embeddings, tokens, features(example.embeddings));
+        report.table("W_Q", example.w_query, features(example.embeddings), features(example.w_query));
+        report.table("W_K", example.w_key, features(example.embeddings), features(example.w_key));
+        report.table("W_V", example.w_value, features(example.embeddings), features(example.w_value));
+        report.table("Queries Q = E·W_Q", queries, tokens, features(queries));
+        report.table("Keys K = E·W_K", keys, tokens, features(keys));
+        report.table("Values V = E·W_V", values, tokens, features(values));
+        report.table("Scores S = Q·Kᵀ, rows ask, columns are asked about", raw_scores, tokens, tokens);
+        report.table(fmt::format("Scaled scores S/√d_k, d_k = {}", queries.cols()), scaled, tokens, tokens);
         if (example.causal) {
-            print("Masked scores, causal: keys after the query are -inf", masked, tokens, tokens);
+            report.table("Masked scores, causal: keys after the query are -inf", masked, tokens, tokens);
         }
-        print("Weights A = softmax of each row", weights, tokens, tokens);
-        print("Outputs O = A·V, step by step", step_by_step, tokens, features(step_by_step));
-        print("Outputs, one call to sa::attention", one_call, tokens, features(one_call));
-        out += fmt::format("One call == step by step, bit for bit: {}\n", one_call == step_by_step);
-        sa::write_figure(example.figures, "weights.svg",
-                         sa::heatmap_svg(sa::Heatmap{"Attention weights A", weights, tokens, tokens,
-                                                     "query (asking)", "key (asked about)", example.precision, "weight"}));
-        sa::write_figure(example.figures, "outputs.svg",
-                         sa::heatmap_svg(sa::Heatmap{"Outputs O = A·V", one_call, tokens, features(one_call),
-                                                     "token", "output feature", example.precision, "output"}));
-        return out;
+        report.table("Weights A = softmax of each row", weights, tokens, tokens);
+        report.table("Outputs O = A·V, step by step", step_by_step, tokens, features(step_by_step));
+        report.table("Outputs, one call to sa::attention", one_call, tokens, features(one_call));
+        report.text(fmt::format("One call == step by step, bit for bit: {}\n", one_call == step_by_step));
+        report.heatmap("weights.svg", "Attention weights A", weights, tokens, tokens, "query (asking)",
+                       "key (asked about)", "weight");
+        report.heatmap("outputs.svg", "Outputs O = A·V", one_call, tokens, features(one_call), "token",
+                       "output feature", "output");
+        return report.str();
     });
 }

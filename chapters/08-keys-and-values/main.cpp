@@ -6,7 +6,6 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
-#include "svg.hpp"
 
 int main(int argc, char** argv)
 {
@@ -27,23 +26,15 @@ int main(int argc, char** argv)
             throw sa::UsageError("the variations of this chapter are 2×2: they need 2 embedding features and d_k = 2");
         }
         const auto features = [](const sa::Matrix& matrix) { return sa::feature_labels(matrix.cols()); };
-        std::string out;
-        const auto print = [&](const std::string& title, const sa::Matrix& matrix, const std::vector<std::string>& rows,
-                               const std::vector<std::string>& cols) {
-            out += sa::show(title + " (" + sa::shape(matrix) + "):", matrix, rows, cols, example.precision);
-        };
-        const auto figure = [&](const std::string& file, const std::string& title, const sa::Matrix& matrix, bool weights) {
-            sa::write_figure(example.figures, file + ".svg",
-                             sa::heatmap_svg(sa::Heatmap{title, matrix, tokens, weights ? tokens : features(matrix),
-                                                         weights ? "query (asking)" : "token",
-                                                         weights ? "key (asked about)" : "feature", example.precision,
-                                                         weights ? "weight" : "coordinate"}));
+        sa::Report report(example);
+        const auto figure = [&](const std::string& file, const std::string& title, const sa::Matrix& matrix) {
+            report.heatmap(file + ".svg", title, matrix, tokens, features(matrix), "token", "feature", "coordinate");
         };
         const sa::Matrix queries = sa::project(embeddings, example.w_query);
         const sa::Matrix mask = example.causal ? sa::causal_mask(queries.rows(), queries.rows())
                                                : sa::Matrix(queries.rows(), queries.rows(), 0.0);
-        print("Embeddings E", embeddings, tokens, features(embeddings));
-        print("Queries Q = E·W_Q, the same in every case", queries, tokens, features(queries));
+        report.table("Embeddings E", embeddings, tokens, features(embeddings));
+        report.table("Queries Q = E·W_Q, the same in every case", queries, tokens, features(queries));
         const auto run_case = [&](const std::string& name, const std::string& slug, const sa::Matrix& w_key,
                                   const sa::Matrix& w_value) {
             //> run-case
@@ -53,17 +44,18 @@ int main(int argc, char** argv)
                 sa::softmax_rows(sa::apply_mask(sa::scale(sa::scores(queries, keys), keys.cols()), mask));
             const sa::Matrix outputs = sa::attention(queries, keys, values, mask);
             //< run-case
-            out += "== " + name + " ==\n\n";
-            print("W_K", w_key, features(embeddings), features(w_key));
-            print("Keys K = E·W_K, how each token is found", keys, tokens, features(keys));
-            print("W_V", w_value, features(embeddings), features(w_value));
-            print("Values V = E·W_V, what each token delivers", values, tokens, features(values));
-            print("Weights A = softmax(Q·Kᵀ/√d_k + M), from Q and K only", weights, tokens, tokens);
-            print("Outputs O = A·V", outputs, tokens, features(outputs));
-            figure("keys-" + slug, name + ": keys K", keys, false);
-            figure("values-" + slug, name + ": values V", values, false);
-            figure("weights-" + slug, name + ": weights A", weights, true);
-            figure("outputs-" + slug, name + ": outputs O", outputs, false);
+            report.text("== " + name + " ==\n\n");
+            report.table("W_K", w_key, features(embeddings), features(w_key));
+            report.table("Keys K = E·W_K, how each token is found", keys, tokens, features(keys));
+            report.table("W_V", w_value, features(embeddings), features(w_value));
+            report.table("Values V = E·W_V, what each token delivers", values, tokens, features(values));
+            report.table("Weights A = softmax(Q·Kᵀ/√d_k + M), from Q and K only", weights, tokens, tokens);
+            report.table("Outputs O = A·V", outputs, tokens, features(outputs));
+            figure("keys-" + slug, name + ": keys K", keys);
+            figure("values-" + slug, name + ": values V", values);
+            report.heatmap("weights-" + slug + ".svg", name + ": weights A", weights, tokens, tokens, "query (asking)",
+                           "key (asked about)", "weight");
+            figure("outputs-" + slug, name + ": outputs O", outputs);
             return std::pair{weights, outputs};
         };
         //> three-cases
@@ -73,9 +65,11 @@ int main(int argc, char** argv)
         const auto [weights_wk, outputs_wk] =  // the identity: each key is the embedding itself
             run_case("A new W_K", "new-wk", sa::Matrix{{1, 0}, {0, 1}}, example.w_value);
         //< three-cases
-        out += fmt::format("== Which jobs changed ==\n\nA new W_V: weights == base weights: {}; outputs == base outputs: {}\n"
-                           "A new W_K: weights == base weights: {}; outputs == base outputs: {}\n",
-                           weights_wv == weights, outputs_wv == outputs, weights_wk == weights, outputs_wk == outputs);
-        return out;
+        report.text(fmt::format("== Which jobs changed ==\n\n"
+                                "A new W_V: weights == base weights: {}; outputs == base outputs: {}\n"
+                                "A new W_K: weights == base weights: {}; outputs == base outputs: {}\n",
+                                weights_wv == weights, outputs_wv == outputs, weights_wk == weights,
+                                outputs_wk == outputs));
+        return report.str();
     });
 }

@@ -142,10 +142,10 @@ Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>&
         } else if (option == "--causal") {
             example.causal = true;
         } else if (option == "--precision") {
-            const auto text = value("a whole number from 0 to 12");
+            const auto text = value("a whole number from 0 to 10");
             long digits = 0;
-            if (!parse_whole(text, 0, 12, digits)) {
-                throw UsageError(fmt::format("--precision: expected a whole number from 0 to 12, got \"{}\"", text));
+            if (!parse_whole(text, 0, 10, digits)) {
+                throw UsageError(fmt::format("--precision: expected a whole number from 0 to 10, got \"{}\"", text));
             }
             example.precision = static_cast<int>(digits);
         } else if (option == "--seed" && info.uses_seed) {
@@ -191,7 +191,7 @@ std::string usage(const ProgramInfo& info)
     text += "  --wk M               W_K, one row per embedding feature (d_model×d_k)\n";
     text += "  --wv M               W_V, one row per embedding feature (d_model×d_v)\n";
     text += "  --causal             mask the positions after each token\n";
-    text += "  --precision N        decimals to print, 0 to 12 (default 3)\n";
+    text += "  --precision N        decimals to print, 0 to 10 (default 3)\n";
     if (info.uses_seed) {
         text += "  --seed N             seed of the random experiment\n";
     }

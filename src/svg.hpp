@@ -23,8 +23,7 @@ namespace sa {
 /// cells likewise with "+∞", and NaN cells are white with a dashed red border and
 /// "NaN", so that none of them can pass for a number.
 ///
-/// Chapter programs fill it positionally, `sa::Heatmap{title, values, rows, cols, ...}`,
-/// so the fields keep their order and a new field goes at the end, with a default.
+/// Chapter programs draw one through Report::heatmap, which sets the fields by name.
 struct Heatmap {
     std::string title;                    ///< shown above the grid and as the SVG's `<title>`
     Matrix values;                        ///< the numbers; one cell per entry

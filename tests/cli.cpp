@@ -84,8 +84,8 @@ TEST_CASE("Unknown options and options missing their value are named", "[cli]")
     CHECK_THAT(error_of({"--frobnicate"}), Equals("unknown option \"--frobnicate\"; run ch00-test --help for the options"));
     CHECK_THAT(error_of({"--wq"}), Equals("--wq: missing value; expected a matrix such as \"0,1;1,0\""));
     CHECK_THAT(error_of({"--precision", "many"}),
-               Equals("--precision: expected a whole number from 0 to 12, got \"many\""));
-    CHECK_THAT(error_of({"--precision", "13"}), Contains("from 0 to 12"));
+               Equals("--precision: expected a whole number from 0 to 10, got \"many\""));
+    CHECK_THAT(error_of({"--precision", "11"}), Contains("from 0 to 10"));
     INFO("--seed belongs to the programs with a random experiment only");
     CHECK_THAT(error_of({"--seed", "1"}), Contains("unknown option \"--seed\""));
 }

@@ -21,7 +21,7 @@ CASES = [
     ("too many token names", ["--tokens", "A,B,C,D"], "--tokens: expected 3 names (one per embedding row), got 4"),
     ("an unknown flag", ["--frobnicate"], 'unknown option "--frobnicate"'),
     ("a flag missing its value", ["--embeddings"], "--embeddings: missing value"),
-    ("a bad precision", ["--precision", "x"], '--precision: expected a whole number from 0 to 12, got "x"'),
+    ("a bad precision", ["--precision", "x"], '--precision: expected a whole number from 0 to 10, got "x"'),
 ]
 
 

@@ -365,7 +365,7 @@ GRADE_SETTINGS = {"BOOK_DOCS": "OFF", "BOOK_WERROR": "ON", "CMAKE_BUILD_TYPE": "
                   "CMAKE_CXX_FLAGS_RELEASE": "-O2"}
 
 
-def configure(workspace, build):
+def configure(workspace, build, first_time="the first build compiles the tests, which takes a few minutes"):
     """Configure the grading build once; CMake itself notices later changes to the sources."""
     workspace = workspace.resolve()
     wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(workspace))
@@ -375,8 +375,7 @@ def configure(workspace, build):
         configured = dict(re.findall(r"^(\w+):\w+=(.*)$", text, re.M))
         if all(configured.get(name) == value for name, value in wanted.items()):
             return
-    print(f"Configuring {relative(build)} for the workspace {relative(workspace)} "
-          "(once; the first build compiles the tests, which takes a few minutes)...", flush=True)
+    print(f"Configuring {relative(build)} for {relative(workspace)} (once; {first_time})...", flush=True)
     # Ninja (Debian's ninja-build), where installed, checks an unchanged build in
     # milliseconds where make takes a second or two; a build folder keeps its generator.
     generator = ["-G", "Ninja"] if not cache.exists() and shutil.which("ninja") else []
@@ -808,14 +807,37 @@ def find_chapter(text):
     raise LearnError(f"no chapter program \"{text}\". Programs: {names}")
 
 
+def run_sources(workspace, target):
+    """Copy the workspace into target, with each exercise that is still a stub replaced by
+    the book's solution, so a chapter program runs the learner's steps and the book's for
+    the ones not written yet. Returns the names of the exercises that use the book's version."""
+    borrowed = []
+    for name, parts in exercise_files().items():
+        lines = (workspace / name).read_text(encoding="utf-8").splitlines(keepends=True)
+        for part in parts:
+            if not isinstance(part, tuple):
+                continue
+            exercise, body = part
+            region = find_exercise_region(lines, exercise.name)
+            if region and lines[region[0]:region[1] + 1] == exercise.stub_lines():
+                lines[region[0]:region[1] + 1] = [lines[region[0]], *body, lines[region[1]]]
+                borrowed.append(exercise.name)
+        write_if_changed(target / name, "".join(lines))
+    order = [exercise.name for exercise in exercises()]
+    return sorted(borrowed, key=order.index)
+
+
 def command_run(args):
-    workspace, build = args.workspace.resolve(), args.build.resolve()
+    workspace = args.workspace.resolve()
     if not workspace.exists():
         raise LearnError("there is no workspace yet. Create it with: tools/learn init")
     add_missing_stubs(workspace, quiet=True)
     chapter = find_chapter(args.program)
+    # A build of its own: the grading build must see the stubs as they are.
+    build = args.build.resolve().parent / "run"
+    borrowed = run_sources(workspace, build / "sources")
     try:
-        configure(workspace, build)
+        configure(build / "sources", build, first_time="the first build compiles the library")
         build_targets(build, [chapter.program], args.jobs)
     except BuildFailed as failure:
         print(f"Your code does not build yet ({failure.summary}). The compiler's first errors:\n")
@@ -826,6 +848,8 @@ def command_run(args):
     if extra[:1] == ["--"]:
         extra = extra[1:]
     print(f"$ {chapter.program} {shlex.join(extra)}".rstrip() + "   (built from your workspace)", flush=True)
+    if borrowed:
+        print(f"(not written yet, so the book's version runs instead: {', '.join(borrowed)})", flush=True)
     result = subprocess.run([str(program), *extra], stdout=subprocess.PIPE, text=True, errors="replace")
     sys.stdout.write(result.stdout)
     expected = CHAPTERS / chapter.folder / "output.txt"
@@ -961,7 +985,8 @@ def main(argv=None):
     grade.add_argument("--verbose", action="store_true", help="also print how long building and checking took")
     grade.set_defaults(handler=command_grade)
 
-    run = commands.add_parser("run", help="build a chapter program against your workspace and run it")
+    run = commands.add_parser("run", help="build a chapter program against your workspace and run it "
+                                          "(steps still stubs use the book's version)")
     run.add_argument("program", help="the chapter: 2, ch02 or ch02-scores")
     run.add_argument("arguments", nargs=argparse.REMAINDER, help="options for the program, e.g. --causal")
     run.set_defaults(handler=command_run)

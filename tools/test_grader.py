@@ -12,6 +12,8 @@ they changed. Scenarios:
   crash          a segfault, an abort and an endless loop in project each fail their checks
   compile-error  a syntax error: the compiler's error is shown, grading fails, nothing crashes
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub
+  run-mixed      run a chapter program with only some steps written: the stubs run the
+                 book's version, the learner's own step runs as written
 """
 import argparse
 import re
@@ -199,6 +201,32 @@ def scenario_init_keeps_work(args):
            "reset of an unknown exercise does not fail with a clear message")
 
 
+def scenario_run_mixed(args):
+    args.workspace.mkdir(parents=True, exist_ok=True)
+    files = learn.exercise_files()
+    for name, parts in files.items():
+        learn.write_if_changed(args.workspace / name, learn.stub_text(parts))
+    untouched = run_learn(args, "run", "ch02-scores")
+    expect(untouched.returncode == 0, f"run with every step a stub exited with {untouched.returncode}, expected 0")
+    expect("Same as the book's output" in untouched.stdout,
+           "with every step a stub, the book's versions should reproduce the book's output")
+    expect(re.search(r"book's version runs instead: .*\bproject\b.*\bscores\b", untouched.stdout) is not None,
+           "run does not say that project and scores ran the book's version")
+
+    # The learner writes scores, with a bug: every dot product doubled.
+    solved = learn.solution_text(files["scores.cpp"])
+    expect("dot += queries(asking, d) * keys(asked, d);" in solved, "src/scores.cpp changed; update this scenario")
+    learn.write_if_changed(args.workspace / "scores.cpp",
+                           solved.replace("dot += queries(asking, d) * keys(asked, d);",
+                                          "dot += 2 * queries(asking, d) * keys(asked, d);"))
+    mine = run_learn(args, "run", "ch02-scores")
+    expect(mine.returncode == 0, f"run with the learner's scores exited with {mine.returncode}, expected 0")
+    expect("Same as the book's output" not in mine.stdout, "the learner's doubled scores printed the book's output")
+    expect(re.search(r"book's version runs instead: .*\bscores\b", mine.stdout) is None,
+           "run says scores ran the book's version, but the learner wrote it")
+    expect("8.000" in mine.stdout, "the learner's doubled score 2·4 = 8 does not show")
+
+
 SCENARIOS = {
     "stubs": scenario_stubs,
     "solutions": scenario_solutions,
@@ -206,6 +234,7 @@ SCENARIOS = {
     "crash": scenario_crash,
     "compile-error": scenario_compile_error,
     "init-keeps-work": scenario_init_keeps_work,
+    "run-mixed": scenario_run_mixed,
 }
 
 

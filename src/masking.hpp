@@ -50,7 +50,8 @@ namespace sa {
 /// \param scaled_scores S, n×m
 /// \param mask M, n×m, every entry 0 or \f$ -\infty \f$
 /// \return the masked scores, n×m
-/// \throws ShapeError if the shapes differ
+/// \throws ShapeError if the shapes differ, with a message that names the operation
+///         and both shapes, e.g. "apply_mask: scores are 3×3 but the mask is 3×2; they must have the same shape"
 /// \throws std::invalid_argument if a mask entry is neither 0 nor \f$ -\infty \f$
 [[nodiscard]] Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask);
 

@@ -19,7 +19,9 @@ namespace sa {
 /// \param weights A, n×m, each row usually summing to 1
 /// \param values V, one value per key row
 /// \return the outputs O, n×d_v
-/// \throws ShapeError if V does not have one row per column of A
+/// \throws ShapeError if V does not have one row per column of A, with a message
+///         that names the operation and both shapes, e.g.
+///         "mix: A is 2×3 but V is 2×2; V needs one row per key (3)"
 [[nodiscard]] Matrix mix(const Matrix& weights, const Matrix& values);
 
 }  // namespace sa

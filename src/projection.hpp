@@ -18,7 +18,9 @@ namespace sa {
 /// \param embeddings E, one row per token
 /// \param weights W, one row per embedding feature
 /// \return the projected vectors, one row per token
-/// \throws ShapeError if W does not have one row per column of E
+/// \throws ShapeError if W does not have one row per column of E, with a message
+///         that names the operation and both shapes, e.g.
+///         "project: E is 3×2 but W is 3×3; W needs one row per embedding feature (2)"
 [[nodiscard]] Matrix project(const Matrix& embeddings, const Matrix& weights);
 
 }  // namespace sa

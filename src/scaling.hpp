@@ -20,7 +20,8 @@ namespace sa {
 /// \param raw_scores S, n×m
 /// \param key_dim d_k, the number of columns of Q and K
 /// \return the scaled scores, n×m
-/// \throws std::invalid_argument if key_dim is 0
+/// \throws std::invalid_argument if key_dim is 0, with a message that names the
+///         operation and d_k, e.g. "scale: d_k is 0 for scores of shape 3×3; d_k must be at least 1"
 [[nodiscard]] Matrix scale(const Matrix& raw_scores, std::size_t key_dim);
 
 }  // namespace sa

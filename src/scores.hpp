@@ -17,7 +17,9 @@ namespace sa {
 /// \param queries Q, one query per row
 /// \param keys K, one key per row (not transposed)
 /// \return S, n×m
-/// \throws ShapeError if Q and K have different numbers of columns
+/// \throws ShapeError if Q and K have different numbers of columns, with a message
+///         that names the operation and both shapes, e.g.
+///         "scores: Q is 3×2 but K is 3×4; their columns must match"
 [[nodiscard]] Matrix scores(const Matrix& queries, const Matrix& keys);
 
 }  // namespace sa

@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <exception>
 #include <iostream>
@@ -48,17 +49,31 @@ std::string_view trim(std::string_view text)
     return text.substr(first, last - first + 1);
 }
 
-// Locale-independent: std::from_chars never consults the C locale.
-bool parse_number(std::string_view text, double& value)
+// "1 row", "3 rows".
+std::string count(std::size_t number, std::string_view noun)
 {
-    if (!text.empty() && text.front() == '+') {
-        text.remove_prefix(1);
+    if (number == 1) {
+        return fmt::format("1 {}", noun);
     }
-    if (text.empty()) {
-        return false;
+    if (noun.ends_with('y')) {
+        return fmt::format("{} {}ies", number, noun.substr(0, noun.size() - 1));
     }
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc() && end == text.data() + text.size();
+    return fmt::format("{} {}s", number, noun);
+}
+
+// Locale-independent: std::from_chars never consults the C locale. Returns what is
+// wrong with the text, or an empty string when it is a number.
+std::string parse_number(std::string_view text, double& value)
+{
+    const std::string_view number = !text.empty() && text.front() == '+' ? text.substr(1) : text;
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || end != number.data() + number.size() || error == std::errc::invalid_argument) {
+        return fmt::format("\"{}\" is not a number", text);
+    }
+    if (error == std::errc::result_out_of_range) {
+        return fmt::format("\"{}\" is out of the range of a double (about ±1.8e308)", text);
+    }
+    return {};
 }
 
 bool parse_whole(std::string_view text, long low, long high, long& value)
@@ -70,10 +85,15 @@ bool parse_whole(std::string_view text, long low, long high, long& value)
 
 constexpr std::string_view matrix_format = "rows separated by ';' and entries by ',', e.g. \"2,0;1,2\"";
 
-void check_rows(std::string_view option, const Matrix& matrix, std::size_t expected, std::string_view why)
+// A projection needs one row per embedding feature. When the reader changed the
+// embeddings but not this matrix, say that it is the program's default that no longer fits.
+void check_rows(std::string_view option, const Matrix& matrix, std::size_t expected, bool given)
 {
     if (matrix.rows() != expected) {
-        throw UsageError(fmt::format("{}: expected {} rows ({}), got {}", option, expected, why, matrix.rows()));
+        throw UsageError(fmt::format("{}: expected {} (one per embedding feature), {}", option, count(expected, "row"),
+                                     given ? fmt::format("got {}", matrix.rows())
+                                           : fmt::format("but the default has {}; pass your own {}", matrix.rows(),
+                                                         option)));
     }
 }
 
@@ -91,15 +111,16 @@ Matrix parse_matrix(std::string_view option, std::string_view text)
         for (const auto entry_text : split(row_text, ',')) {
             const auto entry = trim(entry_text);
             double value = 0.0;
-            if (!parse_number(entry, value)) {
-                throw UsageError(fmt::format("{} row {}: \"{}\": \"{}\" is not a number; expected {}", option,
-                                             row_number, row_text, entry, matrix_format));
+            if (const std::string problem = parse_number(entry, value); !problem.empty()) {
+                throw UsageError(fmt::format("{} row {}: \"{}\": {}; expected {}", option, row_number, row_text,
+                                             problem, matrix_format));
             }
             row.push_back(value);
         }
         if (!rows.empty() && row.size() != rows.front().size()) {
-            throw UsageError(fmt::format("{} row {}: \"{}\" has {} entries but row 1 has {}; every row needs the same number",
-                                         option, row_number, row_text, row.size(), rows.front().size()));
+            throw UsageError(fmt::format("{} row {}: \"{}\" has {} but row 1 has {}; every row needs the same number",
+                                         option, row_number, row_text, count(row.size(), "entry"),
+                                         count(rows.front().size(), "entry")));
         }
         rows.push_back(std::move(row));
     }
@@ -111,8 +132,15 @@ Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>&
     Example example = info.defaults;
     bool own_embeddings = false;
     bool own_tokens = false;
+    std::vector<std::string> given;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
+        given.push_back(option);
+        for (const auto& [unused, reason] : info.unused_options) {
+            if (option == unused) {
+                throw UsageError(fmt::format("{}: {} does not use this option; {}", option, info.name, reason));
+            }
+        }
         const auto value = [&](std::string_view expected) -> std::string_view {
             if (i + 1 >= args.size()) {
                 throw UsageError(fmt::format("{}: missing value; expected {}", option, expected));
@@ -165,17 +193,20 @@ Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>&
             example.tokens.push_back(fmt::format("t{}", row));
         }
     }
+    const auto was_given = [&](std::string_view option) {
+        return std::find(given.begin(), given.end(), option) != given.end();
+    };
     const std::size_t features = example.embeddings.cols();
-    check_rows("--wq", example.w_query, features, "one per embedding feature");
-    check_rows("--wk", example.w_key, features, "one per embedding feature");
-    check_rows("--wv", example.w_value, features, "one per embedding feature");
+    check_rows("--wq", example.w_query, features, was_given("--wq"));
+    check_rows("--wk", example.w_key, features, was_given("--wk"));
+    check_rows("--wv", example.w_value, features, was_given("--wv"));
     if (example.w_key.cols() != example.w_query.cols()) {
-        throw UsageError(fmt::format("--wk: expected {} columns (d_k, the same as --wq), got {}", example.w_query.cols(),
-                                     example.w_key.cols()));
+        throw UsageError(fmt::format("--wk: expected {} (d_k, the same as --wq), got {}",
+                                     count(example.w_query.cols(), "column"), example.w_key.cols()));
     }
     if (example.tokens.size() != example.embeddings.rows()) {
-        throw UsageError(fmt::format("--tokens: expected {} names (one per embedding row), got {}",
-                                     example.embeddings.rows(), example.tokens.size()));
+        throw UsageError(fmt::format("--tokens: expected {} (one per embedding row), got {}",
+                                     count(example.embeddings.rows(), "name"), example.tokens.size()));
     }
     return example;
 }
@@ -185,18 +216,26 @@ std::string usage(const ProgramInfo& info)
     std::string text = fmt::format("{}: {}\n\nUsage: {} [options]\n\n", info.name, info.summary, info.name);
     text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
     text += "With no options the program runs the chapter's own example.\n\n";
-    text += "  --tokens A,B,C       one name per embedding row\n";
-    text += "  --embeddings M       E, one row per token (n×d_model)\n";
-    text += "  --wq M               W_Q, one row per embedding feature (d_model×d_k)\n";
-    text += "  --wk M               W_K, one row per embedding feature (d_model×d_k)\n";
-    text += "  --wv M               W_V, one row per embedding feature (d_model×d_v)\n";
-    text += "  --causal             mask the positions after each token\n";
-    text += "  --precision N        decimals to print, 0 to 10 (default 3)\n";
-    if (info.uses_seed) {
-        text += "  --seed N             seed of the random experiment\n";
+    const std::pair<std::string_view, std::string_view> options[] = {
+        {"--tokens A,B,C", "one name per embedding row"},
+        {"--embeddings M", "E, one row per token (n×d_model)"},
+        {"--wq M", "W_Q, one row per embedding feature (d_model×d_k)"},
+        {"--wk M", "W_K, one row per embedding feature (d_model×d_k)"},
+        {"--wv M", "W_V, one row per embedding feature (d_model×d_v)"},
+        {"--causal", "mask the positions after each token"},
+        {"--precision N", "decimals to print, 0 to 10 (default 3)"},
+        {"--seed N", "seed of the random experiment"},
+        {"--figures DIR", "also write the chapter's figures as SVG files into DIR"},
+        {"--help", "print this text"},
+    };
+    for (const auto& [option, help] : options) {
+        const std::string_view name = option.substr(0, option.find(' '));
+        const bool unused = std::any_of(info.unused_options.begin(), info.unused_options.end(),
+                                        [&](const auto& entry) { return entry.first == name; });
+        if (!unused && (name != "--seed" || info.uses_seed)) {
+            text += fmt::format("  {:<20} {}\n", option, help);
+        }
     }
-    text += "  --figures DIR        also write the chapter's figures as SVG files into DIR\n";
-    text += "  --help               print this text\n";
     return text;
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "matrix.hpp"
@@ -55,6 +56,9 @@ struct ProgramInfo {
     std::string summary;  ///< one line saying what it shows
     Example defaults;     ///< the example used when no option changes it
     bool uses_seed = false;  ///< accept --seed N
+    /// Options of the common set this program does not read, each with the reason
+    /// given to a reader who passes it, e.g. {"--causal", "the scores come before any mask"}.
+    std::vector<std::pair<std::string, std::string>> unused_options = {};
 };
 
 /// \brief Applies the command-line options to the program's default example.

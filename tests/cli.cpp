@@ -65,6 +65,9 @@ TEST_CASE("Malformed matrices get one message naming the option, the row and the
     CHECK_THAT(error_of({"--embeddings", ""}), Contains("--embeddings: the matrix is empty"));
     CHECK_THAT(error_of({"--embeddings", "2,0;;2,0"}), Contains("row 2") && Contains("\"\" is not a number"));
     CHECK_THAT(error_of({"--wq", "1.5abc,0;0,1"}), Contains("\"1.5abc\" is not a number"));
+    INFO("1e400 is a number, but no double can hold it");
+    CHECK_THAT(error_of({"--wq", "1e400,0;0,1"}), Contains("\"1e400\" is out of the range of a double"));
+    CHECK_THAT(error_of({"--embeddings", "1;2,3"}), Contains("has 2 entries but row 1 has 1 entry"));
 }
 
 TEST_CASE("Shapes that do not fit together are named with the expected shape", "[cli]")
@@ -74,9 +77,12 @@ TEST_CASE("Shapes that do not fit together are named with the expected shape", "
     CHECK_THAT(error_of({"--wk", "1,0,0;0,1,0"}), Equals("--wk: expected 2 columns (d_k, the same as --wq), got 3"));
     CHECK_THAT(error_of({"--tokens", "Mouse,Eats"}),
                Equals("--tokens: expected 3 names (one per embedding row), got 2"));
-    INFO("new embeddings with three features need new projections too");
+    INFO("new embeddings with three features need new projections too, and the message says the default is what no longer fits");
     CHECK_THAT(error_of({"--embeddings", "1,2,3;4,5,6"}),
-               Equals("--wq: expected 3 rows (one per embedding feature), got 2"));
+               Equals("--wq: expected 3 rows (one per embedding feature), but the default has 2; pass your own --wq"));
+    INFO("one of a thing is singular");
+    CHECK_THAT(error_of({"--embeddings", "1;2", "--wq", "1,0;0,1"}),
+               Equals("--wq: expected 1 row (one per embedding feature), got 2"));
 }
 
 TEST_CASE("Unknown options and options missing their value are named", "[cli]")
@@ -172,4 +178,19 @@ TEST_CASE("A Report writes a heatmap only when the run has a figures folder", "[
         CHECK(read.str() == sa::heatmap_svg(expected));
     }
     std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("An option the program does not read is refused with the reason, and left out of --help", "[cli]")
+{
+    sa::ProgramInfo info = program();
+    info.unused_options = {{"--causal", "the scores come before any mask"}};
+    try {
+        (void)sa::parse_arguments(info, {"--causal"});
+        FAIL("--causal was accepted");
+    } catch (const sa::UsageError& error) {
+        CHECK_THAT(std::string(error.what()),
+                   Equals("--causal: ch00-test does not use this option; the scores come before any mask"));
+    }
+    CHECK_THAT(sa::usage(info), !Contains("--causal") && Contains("--wv"));
+    CHECK_THAT(sa::usage(program()), Contains("--causal"));
 }

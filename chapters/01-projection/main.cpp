@@ -4,8 +4,11 @@
 
 int main(int argc, char** argv)
 {
-    const sa::ProgramInfo info{"ch01-projection", "project the embeddings into queries, keys and values",
-                               sa::mouse_eats_cheese()};
+    sa::ProgramInfo info{"ch01-projection", "project the embeddings into queries, keys and values",
+                         sa::mouse_eats_cheese()};
+    info.unused_options = {
+        {"--causal", "projection comes before any mask (ch04-masking applies one)"},
+    };
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
         //> project-three-times

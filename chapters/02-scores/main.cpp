@@ -5,8 +5,12 @@
 
 int main(int argc, char** argv)
 {
-    const sa::ProgramInfo info{"ch02-scores", "compare every query with every key: S = Q·Kᵀ",
-                               sa::mouse_eats_cheese()};
+    sa::ProgramInfo info{"ch02-scores", "compare every query with every key: S = Q·Kᵀ",
+                         sa::mouse_eats_cheese()};
+    info.unused_options = {
+        {"--causal", "the scores come before any mask (ch04-masking applies one)"},
+        {"--wv", "the scores use only the queries and keys (the values come in ch06-mixing)"},
+    };
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
         const sa::Matrix queries = sa::project(example.embeddings, example.w_query);  // Q = E·W_Q

@@ -12,6 +12,10 @@ int main(int argc, char** argv)
 {
     sa::ProgramInfo info{"ch03-scaling", "divide the scores by the square root of d_k, and measure why",
                          sa::mouse_eats_cheese()};
+    info.unused_options = {
+        {"--causal", "scaling comes before any mask (ch04-masking applies one)"},
+        {"--wv", "the scaled scores use only the queries and keys (the values come in ch06-mixing)"},
+    };
     info.uses_seed = true;
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;

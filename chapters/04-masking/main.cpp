@@ -11,8 +11,11 @@
 
 int main(int argc, char** argv)
 {
-    const sa::ProgramInfo info{"ch04-masking", "mask the positions each token may not use (always causal here)",
-                               sa::mouse_eats_cheese()};
+    sa::ProgramInfo info{"ch04-masking", "mask the positions each token may not use (always causal here)",
+                         sa::mouse_eats_cheese()};
+    info.unused_options = {
+        {"--causal", "it always applies the causal mask"},
+    };
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
         const std::size_t n = tokens.size();

@@ -42,8 +42,11 @@ sa::Matrix naive_softmax(const sa::Matrix& scores)
 
 int main(int argc, char** argv)
 {
-    const sa::ProgramInfo info{"ch05-softmax", "turn each row of scores into weights that sum to one",
-                               sa::mouse_eats_cheese()};
+    sa::ProgramInfo info{"ch05-softmax", "turn each row of scores into weights that sum to one",
+                         sa::mouse_eats_cheese()};
+    info.unused_options = {
+        {"--wv", "the weights use only the queries and keys (the values come in ch06-mixing)"},
+    };
     return sa::run_program(info, argc, argv, [](const sa::Example& example) {
         const auto& tokens = example.tokens;
         const std::size_t n = tokens.size();

@@ -8,6 +8,7 @@ import shutil
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.directives.code import LiteralInclude
 from sphinx.util.docutils import SphinxDirective
 
 project = "Self-Attention, Step by Step"
@@ -142,7 +143,28 @@ def make_furo_self_contained(app, exception):
                 file.write(css.replace(NORMALIZE_IMPORT, replacement))
 
 
+class BookLiteralInclude(LiteralInclude):
+    """literalinclude without the exercise markers: a listing shows the code as a reader
+    needs it, not the ``// BEGIN SOLUTION`` / ``// END SOLUTION`` lines that tools/learn
+    uses to make the exercise stubs (as Crafting Interpreters hides its snippet tags)."""
+
+    MARKERS = ("// BEGIN SOLUTION", "// END SOLUTION")
+
+    def run(self):
+        result = super().run()
+        for node in result:
+            for block in node.findall(nodes.literal_block):
+                lines = block.astext().split("\n")
+                kept = [line for line in lines if not line.strip().startswith(self.MARKERS)]
+                if len(kept) != len(lines):
+                    text = "\n".join(kept)
+                    block.rawsource = text
+                    block[:] = [nodes.Text(text)]
+        return result
+
+
 def setup(app):
+    app.add_directive("literalinclude", BookLiteralInclude, override=True)
     app.add_directive("chapter-figure", ChapterFigure)
     app.connect("build-finished", copy_mathjax)
     app.connect("build-finished", make_furo_self_contained)

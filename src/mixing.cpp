@@ -17,9 +17,6 @@ Matrix mix(const Matrix& weights, const Matrix& values)
     for (std::size_t query = 0; query < weights.rows(); ++query) {
         for (std::size_t key = 0; key < weights.cols(); ++key) {
             const double weight = weights(query, key);
-            if (weight == 0.0) {
-                continue;  // an unseen key adds nothing, even if its value is NaN or infinite
-            }
             for (std::size_t d = 0; d < values.cols(); ++d) {
                 outputs(query, d) += weight * values(key, d);
             }

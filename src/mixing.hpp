@@ -9,10 +9,11 @@ namespace sa {
 /// \brief Mixes the values: \f$ O = A V \f$, so \f$ o_i = \sum_j A_{ij} v_j \f$.
 ///
 /// Each output row is the weighted blend of every value row, with the weights
-/// that query i gave to each key. A key with weight exactly 0 (masked out)
-/// contributes nothing, even if its value holds NaN or an infinity, so an
-/// all-zero weight row (fully masked) gives an all-zero output row. A NaN weight
-/// makes its whole output row NaN.
+/// that query i gave to each key. An all-zero weight row (fully masked) gives an
+/// all-zero output row when the values are finite. A NaN weight makes its whole
+/// output row NaN, and a NaN or infinite value reaches every output row, even a
+/// row that gives its key a weight of 0 (0·NaN is NaN): a NaN in the input is
+/// never hidden, even where a mask would have excluded it. PyTorch does the same.
 ///
 /// Shapes: A is n×m, V is m×d_v, the result is n×d_v.
 ///

@@ -266,15 +266,15 @@ TEST_CASE("With the causal mask, a later token cannot change an earlier output",
     }
 }
 
-TEST_CASE("With the causal mask, not even a nan or an infinity in a later token reaches an earlier output", "[ch07]")
+TEST_CASE("With the causal mask, a nan key of a later token does not reach an earlier output", "[ch07]")
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const double infinity = std::numeric_limits<double>::infinity();
     const sa::Matrix queries{{0, 2}, {2, 1}, {0, 2}};
     const sa::Matrix keys{{2, 0}, {1, 2}, {nan, infinity}};
-    const sa::Matrix values{{2, 0}, {1, 2}, {infinity, nan}};
+    const sa::Matrix values{{2, 0}, {1, 2}, {2, 0}};
     const sa::Matrix outputs = sa::attention(queries, keys, values, sa::causal_mask(3, 3));
-    INFO("rows 0 and 1 cannot see Cheese: its scores are set to -inf, its weight is 0 and its value is skipped");
+    INFO("rows 0 and 1 cannot see Cheese: its nan scores are set to -inf, so its weight is exactly 0");
     CHECK(outputs(0, 0) == 2.0);
     CHECK(outputs(0, 1) == 0.0);
     INFO("Eats sees Mouse and itself with equal scores 4/√2, so it gets [1.5, 1.0] as in chapter 4");
@@ -283,6 +283,21 @@ TEST_CASE("With the causal mask, not even a nan or an infinity in a later token 
     INFO("Cheese sees its own nan key, so its whole row is nan");
     CHECK(std::isnan(outputs(2, 0)));
     CHECK(std::isnan(outputs(2, 1)));
+}
+
+TEST_CASE("A nan value is never hidden, not by a mask and not by a weight that underflows to 0", "[ch07]")
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    INFO("scores 1600/√2 and 0: e^(0 - 1131) underflows to exactly 0, yet key 1 is visible and its value is nan");
+    const sa::Matrix unmasked = sa::attention(sa::Matrix{{40, 0}}, sa::Matrix{{40, 0}, {0, 0}},
+                                              sa::Matrix{{1, 1}, {nan, nan}});
+    CHECK(std::isnan(unmasked(0, 0)));
+    CHECK(std::isnan(unmasked(0, 1)));
+    INFO("under the causal mask row 0 cannot see key 1, but 0·nan is still nan: the nan shows rather than hides");
+    const sa::Matrix masked = sa::attention(sa::Matrix{{1, 0}, {0, 1}}, sa::Matrix{{1, 0}, {0, 1}},
+                                            sa::Matrix{{1, 1}, {nan, nan}}, sa::causal_mask(2, 2));
+    CHECK(std::isnan(masked(0, 0)));
+    CHECK(std::isnan(masked(1, 0)));
 }
 
 TEST_CASE("sa::attention agrees with an Eigen reference written from the formula", "[ch07]")

@@ -143,7 +143,8 @@ std::string format_table(const Matrix& matrix, const std::vector<std::string>& r
     for (const auto& label : row_labels) {
         label_width = std::max(label_width, display_width(label));
     }
-    const std::string indent = "  ";
+    // Two spaces of indent, then the row label (if any), then each cell after two spaces.
+    const std::string indent = row_labels.empty() ? "" : "  ";
     std::string out;
     if (!col_labels.empty()) {
         out += indent + std::string(label_width, ' ');

@@ -2,8 +2,10 @@
 /// \brief The book's dense matrix: row-major doubles, bounds-checked access, and
 ///        the fixed-precision formatting that every chapter prints with.
 ///
-/// A Matrix can also be formatted with {fmt}: `fmt::format("{:.3}", m)` prints one
-/// bracketed row per line, such as `[0.000, 2.000]`.
+/// A Matrix can also be formatted with {fmt}: `fmt::format("{}", m)` prints it the
+/// way the book shows it, one row per line with every entry at three decimals, as
+/// format_table() does without labels; `fmt::format("{:.1}", m)` takes one decimal
+/// (0 to 17). Use format_table() or the chapter programs' Report for labelled tables.
 #pragma once
 
 #include <cstddef>
@@ -119,23 +121,27 @@ private:
 }  // namespace sa
 
 /// \cond
-// fmt support: fmt::format("{:.3}", m) prints one bracketed row per line, such as
-// [0.000, 2.000], at three decimals unless the spec asks for another precision.
+// {fmt} support (see the file comment): a Doxygen block here would trip over the
+// specialisation of a class from another library, so it is documented above.
 template <>
 struct fmt::formatter<sa::Matrix> {
-    /// \brief Decimals to print; set by a format spec such as `{:.4}`.
     int precision = 3;
 
-    /// \brief Reads an optional `.N` precision from the format spec.
+    // An optional ".N" with N from 0 to 17 (a double has no more decimals worth printing).
     constexpr auto parse(format_parse_context& ctx) -> decltype(ctx.begin())
     {
         auto it = ctx.begin();
         if (it != ctx.end() && *it == '.') {
             ++it;
             int value = 0;
-            while (it != ctx.end() && *it >= '0' && *it <= '9') {
+            int digits = 0;
+            while (it != ctx.end() && *it >= '0' && *it <= '9' && digits < 3) {
                 value = value * 10 + (*it - '0');
                 ++it;
+                ++digits;
+            }
+            if (digits == 0 || value > 17) {
+                throw format_error("invalid precision for sa::Matrix; use {:.N} with N from 0 to 17");
             }
             precision = value;
         }
@@ -145,19 +151,15 @@ struct fmt::formatter<sa::Matrix> {
         return it;
     }
 
-    /// \brief Writes one bracketed row per line.
+    // The book's table without labels: the same cells and spacing as format_table.
     template <typename FormatContext>
     auto format(const sa::Matrix& matrix, FormatContext& ctx) const -> decltype(ctx.out())
     {
-        auto out = ctx.out();
-        for (std::size_t r = 0; r < matrix.rows(); ++r) {
-            out = fmt::format_to(out, "{}[", r == 0 ? "" : "\n");
-            for (std::size_t c = 0; c < matrix.cols(); ++c) {
-                out = fmt::format_to(out, "{}{}", c == 0 ? "" : ", ", sa::format_number(matrix(r, c), precision));
-            }
-            out = fmt::format_to(out, "]");
+        std::string table = sa::format_table(matrix, {}, {}, precision);
+        if (!table.empty()) {
+            table.pop_back();  // no newline after the last row, as for any formatted value
         }
-        return out;
+        return fmt::format_to(ctx.out(), "{}", table);
     }
 };
 /// \endcond

@@ -6,6 +6,8 @@
 
 #include "matrix.hpp"
 
+#include <fmt/format.h>
+
 using Catch::Matchers::Contains;
 
 TEST_CASE("A matrix written row by row has one row per inner list", "[matrix]")
@@ -65,4 +67,20 @@ TEST_CASE("A table lines up labels and fixed-precision cells", "[matrix]")
           "  Mouse  0.000  4.000\n"
           "  Eats   4.000  4.000\n");
     CHECK_THROWS_AS(sa::format_table(sa::Matrix{{1, 2}}, {"a", "b"}, {}, 3), sa::ShapeError);
+}
+
+TEST_CASE("{fmt} prints a matrix as the book's table, at three decimals unless told otherwise", "[matrix]")
+{
+    const sa::Matrix scores{{0, 4, 0}, {4, 4, 4}};
+    INFO("the same cells as format_table without labels, and no newline after the last row");
+    CHECK(fmt::format("{}", scores) ==
+          "  0.000  4.000  0.000\n"
+          "  4.000  4.000  4.000");
+    CHECK(fmt::format("{:.1}", scores) + "\n" == sa::format_table(scores, {}, {}, 1));
+    INFO("0 decimals: 2.6 rounds to 3, and -0.4 rounds to a zero, which prints without its sign");
+    CHECK(fmt::format("{:.0}", sa::Matrix{{2.6, -0.4}}) == "  3  0");
+    INFO("a precision no double can use is refused, not read into an overflowing int");
+    CHECK_THROWS_AS(fmt::format(fmt::runtime("{:.99999999999}"), scores), fmt::format_error);
+    CHECK_THROWS_AS(fmt::format(fmt::runtime("{:.18}"), scores), fmt::format_error);
+    CHECK_THROWS_AS(fmt::format(fmt::runtime("{:x}"), scores), fmt::format_error);
 }

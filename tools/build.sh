@@ -8,4 +8,4 @@ build="${BOOK_BUILD_DIR:-$root/build}"
 bash "$root/tools/setup.sh"
 echo "Building the programs, the tests and the book in $build (a few minutes the first time)..."
 cmake -S "$root" -B "$build" -DBOOK_DOCS=ON -DBOOK_WERROR=ON >/dev/null
-cmake --build "$build" --parallel "$(nproc)" -- --no-print-directory >/dev/null
+cmake --build "$build" --parallel "$(nproc)" >/dev/null

@@ -1,6 +1,8 @@
 #include "matrix.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 
 namespace sa {
@@ -56,6 +58,21 @@ double Matrix::operator()(std::size_t row, std::size_t col) const
         throw std::out_of_range(fmt::format("matrix index ({}, {}) is outside a {}×{} matrix", row, col, rows_, cols_));
     }
     return values_[row * cols_ + col];
+}
+
+bool identical(const Matrix& lhs, const Matrix& rhs)
+{
+    if (lhs.rows() != rhs.rows() || lhs.cols() != rhs.cols()) {
+        return false;
+    }
+    for (std::size_t r = 0; r < lhs.rows(); ++r) {
+        for (std::size_t c = 0; c < lhs.cols(); ++c) {
+            if (std::bit_cast<std::uint64_t>(lhs(r, c)) != std::bit_cast<std::uint64_t>(rhs(r, c))) {
+                return false;
+            }
+        }
+    }
+    return true;
 }
 
 std::string shape(const Matrix& matrix)

@@ -78,6 +78,16 @@ private:
     std::vector<double> values_;
 };
 
+/// \brief True if two matrices have the same shape and every entry the same bits.
+///
+/// Stricter than `==` in one way and kinder in another: 0.0 and -0.0 differ, and a
+/// NaN equals a NaN with the same bits, so two runs of the same computation on
+/// input holding NaN still compare identical ("bit for bit").
+/// \param lhs a matrix
+/// \param rhs another matrix
+/// \return whether the two are the same to the last bit
+[[nodiscard]] bool identical(const Matrix& lhs, const Matrix& rhs);
+
 /// \brief The shape as the book writes it, e.g. "3×2".
 /// \param matrix any matrix
 /// \return rows, the sign ×, then columns

@@ -84,3 +84,15 @@ TEST_CASE("{fmt} prints a matrix as the book's table, at three decimals unless t
     CHECK_THROWS_AS(fmt::format(fmt::runtime("{:.18}"), scores), fmt::format_error);
     CHECK_THROWS_AS(fmt::format(fmt::runtime("{:x}"), scores), fmt::format_error);
 }
+
+TEST_CASE("identical compares bits: NaN matches the same NaN, 0.0 and -0.0 differ", "[matrix]")
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const sa::Matrix with_nan{{1, nan}};
+    INFO("== says a NaN differs even from itself; a bit-for-bit comparison of two runs must not");
+    CHECK_FALSE(with_nan == with_nan);
+    CHECK(sa::identical(with_nan, with_nan));
+    CHECK_FALSE(sa::identical(sa::Matrix{{0.0}}, sa::Matrix{{-0.0}}));
+    CHECK_FALSE(sa::identical(sa::Matrix{{1, 2}}, sa::Matrix{{1}, {2}}));
+    CHECK(sa::identical(sa::Matrix{{1, 2}}, sa::Matrix{{1, 2}}));
+}

@@ -47,7 +47,7 @@ int main(int argc, char** argv)
         report.table("Weights A = softmax of each row", weights, tokens, tokens);
         report.table("Outputs O = A·V, step by step", step_by_step, tokens, features(step_by_step));
         report.table("Outputs, one call to sa::attention", one_call, tokens, features(one_call));
-        report.text(fmt::format("One call == step by step, bit for bit: {}\n", one_call == step_by_step));
+        report.text(fmt::format("One call == step by step, bit for bit: {}\n", sa::identical(one_call, step_by_step)));
         report.heatmap("weights.svg", "Attention weights A", weights, tokens, tokens, "query (asking)",
                        "key (asked about)", "weight");
         report.heatmap("outputs.svg", "Outputs O = A·V", one_call, tokens, features(one_call), "token",

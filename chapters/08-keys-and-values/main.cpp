@@ -68,8 +68,9 @@ int main(int argc, char** argv)
         report.text(fmt::format("== Which jobs changed ==\n\n"
                                 "A new W_V: weights == base weights: {}; outputs == base outputs: {}\n"
                                 "A new W_K: weights == base weights: {}; outputs == base outputs: {}\n",
-                                weights_wv == weights, outputs_wv == outputs, weights_wk == weights,
-                                outputs_wk == outputs));
+                                sa::identical(weights_wv, weights), sa::identical(outputs_wv, outputs),
+                                sa::identical(weights_wk, weights),
+                                sa::identical(outputs_wk, outputs)));
         return report.str();
     });
 }

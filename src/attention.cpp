@@ -14,6 +14,10 @@ Matrix attention(const Matrix& queries, const Matrix& keys, const Matrix& values
 {
     // BEGIN SOLUTION attention: chapter 7, The whole formula
     // Check the shapes up front, so that a mistake is reported as the caller wrote it.
+    if (queries.cols() != keys.cols()) {
+        throw ShapeError(fmt::format("attention: Q is {} but K is {}; a query and a key need the same width d_k",
+                                     shape(queries), shape(keys)));
+    }
     if (keys.rows() != values.rows()) {
         throw ShapeError(fmt::format("attention: K is {} but V is {}; they need one row per key each", shape(keys),
                                      shape(values)));

@@ -444,5 +444,5 @@ TEST_CASE("Shapes that do not fit are named in the error", "[ch07]")
     INFO("Q is 3×2 but K is 3×4: a query and a key must have the same width d_k to be dotted");
     CHECK_THROWS_AS(sa::attention(queries, sa::Matrix(3, 4, 1.0), sa::Matrix(3, 2, 1.0)), sa::ShapeError);
     CHECK_THROWS_WITH(sa::attention(queries, sa::Matrix(3, 4, 1.0), sa::Matrix(3, 2, 1.0)),
-                      Contains("Q is 3×2") && Contains("K is 3×4"));
+                      Contains("attention") && Contains("Q is 3×2") && Contains("K is 3×4"));
 }

@@ -60,7 +60,7 @@ mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_SVG-full"
 mathjax2_config = {
     "showMathMenu": False,
     "messageStyle": "none",
-    "SVG": {"linebreaks": {"automatic": True}},
+    "SVG": {"linebreaks": {"automatic": False}},
 }
 
 # The chapter programs write their figures here when the book is built.

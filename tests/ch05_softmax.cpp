@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <vector>
 
 #include "experiment.hpp"
@@ -101,13 +100,12 @@ TEST_CASE("Softmax of [-1000, -1001] is finite and correct", "[ch05]")
 TEST_CASE("Adding a constant to a row does not change its softmax", "[ch05]")
 {
     const double constant = GENERATE(-1000.0, -37.5, 0.25, 3.0, 700.0);
-    std::mt19937 generator(2017);
-    std::uniform_int_distribution<int> sixteenths(-160, 160);
+    sa::SplitMix64 generator(2017);
     // Scores in sixteenths from -10 to 10: a score plus the constant is exact in a double,
     // so the only thing being tested is the softmax, not rounding in the test itself.
     std::vector<double> row(7);
     for (double& score : row) {
-        score = sixteenths(generator) / 16.0;
+        score = (static_cast<double>(generator.next() % 321U) - 160.0) / 16.0;
     }
     sa::Matrix plain(1, row.size());
     sa::Matrix shifted(1, row.size());
@@ -126,15 +124,13 @@ TEST_CASE("Adding a constant to a row does not change its softmax", "[ch05]")
 TEST_CASE("Every weight row sums to 1 and every weight lies in [0, 1]", "[ch05]")
 {
     const unsigned seed = GENERATE(range(1u, 21u));
-    std::mt19937 generator(seed);
-    std::uniform_int_distribution<std::size_t> size(1, 9);
-    std::uniform_real_distribution<double> score(-50.0, 50.0);
-    const std::size_t queries = size(generator);
-    const std::size_t keys = size(generator);
+    sa::SplitMix64 generator(seed);
+    const std::size_t queries = 1 + generator.next() % 9U;
+    const std::size_t keys = 1 + generator.next() % 9U;
     sa::Matrix scores(queries, keys);
     for (std::size_t i = 0; i < queries; ++i) {
         for (std::size_t j = 0; j < keys; ++j) {
-            scores(i, j) = score(generator);
+            scores(i, j) = -50.0 + 100.0 * generator.uniform();  // uniform on [-50, 50)
         }
     }
     const sa::Matrix weights = sa::softmax_rows(scores);

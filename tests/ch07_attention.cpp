@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
-#include <random>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -14,6 +13,7 @@
 #include "attention.hpp"
 #include "cli.hpp"
 #include "masking.hpp"
+#include "random.hpp"
 #include "mixing.hpp"
 #include "projection.hpp"
 #include "scaling.hpp"
@@ -29,29 +29,11 @@ namespace {
 constexpr double printed = 0.0005;
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
-// Uniform in [low, high) from the top 53 bits of the generator. std::mt19937_64's sequence is
-// fixed by the standard, and this mapping is ours, so the inputs are the same on every platform
-// (the std::*_distribution classes are not specified bit for bit).
-double uniform(std::mt19937_64& generator, double low, double high)
+// The inputs come from the book's own SplitMix64 (src/random.hpp): its sequence is fixed
+// by the seed on every platform, unlike the std::*_distribution classes.
+std::size_t below(sa::SplitMix64& generator, std::size_t count)
 {
-    const double unit = static_cast<double>(generator() >> 11U) * 0x1.0p-53;
-    return low + (high - low) * unit;
-}
-
-std::size_t below(std::mt19937_64& generator, std::size_t count)
-{
-    return static_cast<std::size_t>(generator() % count);
-}
-
-sa::Matrix random_matrix(std::mt19937_64& generator, std::size_t rows, std::size_t cols)
-{
-    sa::Matrix matrix(rows, cols);
-    for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < cols; ++c) {
-            matrix(r, c) = uniform(generator, -2.0, 2.0);
-        }
-    }
-    return matrix;
+    return static_cast<std::size_t>(generator.next() % count);
 }
 
 struct Inputs {
@@ -60,12 +42,12 @@ struct Inputs {
     sa::Matrix values;
 };
 
-Inputs random_inputs(std::mt19937_64& generator, std::size_t n, std::size_t m, std::size_t d_k, std::size_t d_v)
+Inputs random_inputs(sa::SplitMix64& generator, std::size_t n, std::size_t m, std::size_t d_k, std::size_t d_v)
 {
     Inputs inputs;
-    inputs.queries = random_matrix(generator, n, d_k);
-    inputs.keys = random_matrix(generator, m, d_k);
-    inputs.values = random_matrix(generator, m, d_v);
+    inputs.queries = sa::random_matrix(n, d_k, generator);
+    inputs.keys = sa::random_matrix(m, d_k, generator);
+    inputs.values = sa::random_matrix(m, d_v, generator);
     return inputs;
 }
 
@@ -199,7 +181,7 @@ TEST_CASE("One call equals the five steps bit for bit", "[ch07]")
 {
     const auto seed = GENERATE(range(1, 21));
     const bool causal = GENERATE(false, true);
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const std::size_t n = 1 + below(generator, 6);
     const std::size_t m = causal ? n : 1 + below(generator, 6);
     const Inputs in = random_inputs(generator, n, m, 1 + below(generator, 4), 1 + below(generator, 4));
@@ -218,7 +200,7 @@ TEST_CASE("One call equals the five steps bit for bit", "[ch07]")
 TEST_CASE("Without a mask, permuting the tokens permutes the outputs the same way", "[ch07]")
 {
     const auto seed = GENERATE(range(1, 31));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const std::size_t n = 2 + below(generator, 6);
     const Inputs in = random_inputs(generator, n, n, 3, 4);
     std::vector<std::size_t> order(n);
@@ -247,7 +229,7 @@ TEST_CASE("Without a mask, permuting the tokens permutes the outputs the same wa
 TEST_CASE("With the causal mask, a later token cannot change an earlier output", "[ch07]")
 {
     const auto seed = GENERATE(range(1, 31));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const std::size_t n = 2 + below(generator, 6);
     const Inputs in = random_inputs(generator, n, n, 2, 3);
     const std::size_t changed = 1 + below(generator, n - 1);  // any token but the first
@@ -309,7 +291,7 @@ TEST_CASE("sa::attention agrees with an Eigen reference written from the formula
     const Shape shape = GENERATE(Shape{3, 3, 2, 2, false}, Shape{4, 6, 3, 5, false}, Shape{5, 2, 4, 1, false},
                                  Shape{2, 7, 1, 3, false}, Shape{4, 6, 3, 5, true}, Shape{6, 4, 2, 3, true});
     const auto seed = GENERATE(range(1, 11));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const Inputs in = random_inputs(generator, shape.n, shape.m, shape.d_k, shape.d_v);
     const sa::Matrix mask = shape.causal ? sa::causal_mask(shape.n, shape.m) : sa::Matrix(shape.n, shape.m, 0.0);
     const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values, mask);
@@ -331,7 +313,7 @@ TEST_CASE("sa::attention agrees with an Eigen reference written from the formula
 TEST_CASE("A fully masked row gives zeros, not NaN, and leaves the other rows alone", "[ch07]")
 {
     const auto seed = GENERATE(range(1, 11));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const std::size_t n = 2 + below(generator, 4);
     const std::size_t m = 1 + below(generator, 5);
     const Inputs in = random_inputs(generator, n, m, 3, 2);
@@ -358,7 +340,7 @@ TEST_CASE("A fully masked row gives zeros, not NaN, and leaves the other rows al
 
 TEST_CASE("A padding mask with no real key gives all-zero outputs", "[ch07]")
 {
-    std::mt19937_64 generator(7);
+    sa::SplitMix64 generator(7);
     const Inputs in = random_inputs(generator, 3, 4, 2, 2);
     const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values, sa::padding_mask(3, {false, false, false, false}));
     INFO("every key is padding: no query has anything to attend to, and the answer is 0, never NaN");
@@ -368,7 +350,7 @@ TEST_CASE("A padding mask with no real key gives all-zero outputs", "[ch07]")
 TEST_CASE("A NaN in the inputs shows up as NaN in the outputs it reaches", "[ch07]")
 {
     const auto seed = GENERATE(range(1, 11));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const std::size_t n = 3;
     const std::size_t m = 4;
     const Inputs in = random_inputs(generator, n, m, 2, 3);

@@ -3,11 +3,11 @@
 
 #include <cmath>
 #include <cstdint>
-#include <random>
 
 #include "attention.hpp"
 #include "masking.hpp"
 #include "projection.hpp"
+#include "random.hpp"
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
@@ -49,22 +49,6 @@ void check_row(const sa::Matrix& matrix, std::size_t row, std::initializer_list<
         CHECK_THAT(matrix(row, col), WithinAbs(value, tolerance));
         ++col;
     }
-}
-
-double uniform(std::mt19937_64& generator)
-{
-    return -2.0 + 4.0 * static_cast<double>(generator() >> 11U) * 0x1.0p-53;
-}
-
-sa::Matrix random_matrix(std::mt19937_64& generator, std::size_t rows, std::size_t cols)
-{
-    sa::Matrix matrix(rows, cols);
-    for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t col = 0; col < cols; ++col) {
-            matrix(r, col) = uniform(generator);
-        }
-    }
-    return matrix;
 }
 
 }  // namespace
@@ -157,11 +141,11 @@ TEST_CASE("A new W_K: the weights move, and with them who gets what", "[ch08]")
 TEST_CASE("Attention with the identity as values returns the weights themselves", "[ch08]")
 {
     const auto seed = GENERATE(range(1, 21));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
-    const std::size_t n = 1 + static_cast<std::size_t>(generator() % 5);
-    const std::size_t m = 1 + static_cast<std::size_t>(generator() % 5);
-    const sa::Matrix queries = random_matrix(generator, n, 3);
-    const sa::Matrix keys = random_matrix(generator, m, 3);
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
+    const std::size_t n = 1 + static_cast<std::size_t>(generator.next() % 5);
+    const std::size_t m = 1 + static_cast<std::size_t>(generator.next() % 5);
+    const sa::Matrix queries = sa::random_matrix(n, 3, generator);
+    const sa::Matrix keys = sa::random_matrix(m, 3, generator);
     sa::Matrix unit_values(m, m, 0.0);
     for (std::size_t j = 0; j < m; ++j) {
         unit_values(j, j) = 1.0;
@@ -174,11 +158,11 @@ TEST_CASE("Attention with the identity as values returns the weights themselves"
 TEST_CASE("The outputs are linear in the values, whatever the keys decided", "[ch08]")
 {
     const auto seed = GENERATE(range(1, 21));
-    std::mt19937_64 generator(static_cast<std::uint64_t>(seed));
-    const sa::Matrix queries = random_matrix(generator, 4, 2);
-    const sa::Matrix keys = random_matrix(generator, 5, 2);
-    const sa::Matrix first = random_matrix(generator, 5, 3);
-    const sa::Matrix second = random_matrix(generator, 5, 3);
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
+    const sa::Matrix queries = sa::random_matrix(4, 2, generator);
+    const sa::Matrix keys = sa::random_matrix(5, 2, generator);
+    const sa::Matrix first = sa::random_matrix(5, 3, generator);
+    const sa::Matrix second = sa::random_matrix(5, 3, generator);
     sa::Matrix sum(5, 3);
     for (std::size_t j = 0; j < 5; ++j) {
         for (std::size_t d = 0; d < 3; ++d) {

@@ -4,24 +4,15 @@
 #include <charconv>
 #include <exception>
 #include <iostream>
+#include <stdexcept>
 #include <system_error>
 
-#include "svg.hpp"
+#include <fmt/ranges.h>
+
 
 namespace sa {
 
 UsageError::UsageError(const std::string& message) : std::invalid_argument(message) {}
-
-Example mouse_eats_cheese()
-{
-    Example example;
-    example.tokens = {"Mouse", "Eats", "Cheese"};
-    example.embeddings = Matrix{{2, 0}, {1, 2}, {2, 0}};
-    example.w_query = Matrix{{0, 1}, {1, 0}};  // swaps the two features
-    example.w_key = Matrix{{1, 0}, {0, 1}};
-    example.w_value = Matrix{{1, 0}, {0, 1}};
-    return example;
-}
 
 namespace {
 
@@ -130,6 +121,9 @@ Matrix parse_matrix(std::string_view option, std::string_view text)
 Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>& args)
 {
     Example example = info.defaults;
+    for (const auto& chapter_option : info.options) {
+        example.options[chapter_option.name] = chapter_option.default_value;
+    }
     bool own_embeddings = false;
     bool own_tokens = false;
     std::vector<std::string> given;
@@ -183,6 +177,10 @@ Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>&
             }
         } else if (option == "--figures") {
             example.figures = std::string(value("a folder to write SVG figures into"));
+        } else if (const auto own = std::find_if(info.options.begin(), info.options.end(),
+                                                 [&](const ProgramOption& entry) { return entry.name == option; });
+                   own != info.options.end()) {
+            example.options[own->name] = std::string(value(own->help));
         } else {
             throw UsageError(fmt::format("unknown option \"{}\"; run {} --help for the options", option, info.name));
         }
@@ -236,7 +234,50 @@ std::string usage(const ProgramInfo& info)
             text += fmt::format("  {:<20} {}\n", option, help);
         }
     }
+    if (!info.options.empty()) {
+        text += fmt::format("\nOptions of {}:\n", info.name);
+    }
+    for (const auto& own : info.options) {
+        text += fmt::format("  {:<20} {} (default {})\n", own.name + " " + own.value, own.help, own.default_value);
+    }
     return text;
+}
+
+namespace {
+
+std::string_view option_text(const Example& example, std::string_view name)
+{
+    const auto found = example.options.find(name);
+    if (found == example.options.end()) {
+        throw std::logic_error(fmt::format("the program reads {} but does not declare it in ProgramInfo::options", name));
+    }
+    return found->second;
+}
+
+}  // namespace
+
+Matrix matrix_option(const Example& example, std::string_view name)
+{
+    return parse_matrix(name, option_text(example, name));
+}
+
+long whole_option(const Example& example, std::string_view name, long low, long high)
+{
+    const std::string_view text = option_text(example, name);
+    long number = 0;
+    if (!parse_whole(text, low, high, number)) {
+        throw UsageError(fmt::format("{}: expected a whole number from {} to {}, got \"{}\"", name, low, high, text));
+    }
+    return number;
+}
+
+std::string choice_option(const Example& example, std::string_view name, const std::vector<std::string>& choices)
+{
+    const std::string_view text = option_text(example, name);
+    if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
+        throw UsageError(fmt::format("{}: expected one of {}, got \"{}\"", name, fmt::join(choices, ", "), text));
+    }
+    return std::string(text);
 }
 
 int run_program(const ProgramInfo& info, int argc, char** argv,
@@ -259,56 +300,6 @@ int run_program(const ProgramInfo& info, int argc, char** argv,
         std::cerr << info.name << ": " << error.what() << '\n';
         return 2;
     }
-}
-
-std::string show(const std::string& title, const Matrix& matrix, const std::vector<std::string>& row_labels,
-                 const std::vector<std::string>& col_labels, int precision)
-{
-    return title + "\n" + format_table(matrix, row_labels, col_labels, precision) + "\n";
-}
-
-Report::Report(const Example& example) : figures_(example.figures), precision_(example.precision) {}
-
-void Report::table(const std::string& title, const Matrix& matrix, const std::vector<std::string>& row_labels,
-                   const std::vector<std::string>& col_labels, const std::string& note)
-{
-    const std::string after_shape = note.empty() ? "" : ", " + note;
-    show(title + " (" + shape(matrix) + ")" + after_shape + ":", matrix, row_labels, col_labels);
-}
-
-void Report::show(const std::string& heading, const Matrix& matrix, const std::vector<std::string>& row_labels,
-                  const std::vector<std::string>& col_labels)
-{
-    text_ += sa::show(heading, matrix, row_labels, col_labels, precision_);
-}
-
-void Report::text(const std::string& text)
-{
-    text_ += text;
-}
-
-void Report::heatmap(const std::string& file, const std::string& title, const Matrix& matrix,
-                     const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
-                     const std::string& row_axis, const std::string& col_axis, const std::string& scale_label) const
-{
-    if (figures_.empty()) {
-        return;  // no --figures: the figure is neither drawn nor checked
-    }
-    Heatmap figure;  // set by name, so a new field of Heatmap keeps its default here
-    figure.title = title;
-    figure.values = matrix;
-    figure.row_labels = row_labels;
-    figure.col_labels = col_labels;
-    figure.row_axis = row_axis;
-    figure.col_axis = col_axis;
-    figure.precision = precision_;
-    figure.scale_label = scale_label;
-    write_figure(figures_, file, heatmap_svg(figure));
-}
-
-const std::string& Report::str() const
-{
-    return text_;
 }
 
 }  // namespace sa

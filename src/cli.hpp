@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "example.hpp"
 #include "matrix.hpp"
 
 namespace sa {
@@ -24,31 +25,24 @@ public:
     explicit UsageError(const std::string& message);
 };
 
-/// \brief Everything a chapter program works on: tokens, embeddings, the three
-///        projection matrices and the display options.
-struct Example {
-    std::vector<std::string> tokens;  ///< one name per embedding row
-    Matrix embeddings;                ///< E, n×d_model
-    Matrix w_query;                   ///< W_Q, d_model×d_k
-    Matrix w_key;                     ///< W_K, d_model×d_k
-    Matrix w_value;                   ///< W_V, d_model×d_v
-    bool causal = false;              ///< apply the causal mask
-    int precision = 3;                ///< decimals printed
-    long seed = 2017;                 ///< seed of the random experiments
-    std::string figures;              ///< folder to write SVG figures into; empty for none
-};
-
-/// \brief The worked example "Mouse eats cheese": Mouse [2,0], Eats [1,2], Cheese [2,0];
-///        W_Q swaps the two features, W_K and W_V are the identity.
-/// \return the example, unmasked, printed at three decimals
-[[nodiscard]] Example mouse_eats_cheese();
-
 /// \brief Parses one matrix written as `"2,0;1,2"`.
 /// \param option the option name used in error messages, e.g. "--wq"
 /// \param text the matrix text
 /// \return the matrix
 /// \throws UsageError naming the row and the entry that is not a number, a ragged row or an empty matrix
 [[nodiscard]] Matrix parse_matrix(std::string_view option, std::string_view text);
+
+/// \brief An option of one chapter's own, beyond the common set, e.g. `--heads H`.
+///
+/// Every such option takes a value. The parsed Example holds its text in
+/// Example::options (the reader's, or the default); the program reads it with
+/// matrix_option(), whole_option() or choice_option(), which give the one-line errors.
+struct ProgramOption {
+    std::string name;           ///< e.g. "--heads"
+    std::string value;          ///< the placeholder shown in --help, e.g. "H"
+    std::string help;           ///< one line for --help
+    std::string default_value;  ///< the text used when the reader does not give the option
+};
 
 /// \brief What a chapter program is called and which options it reads beyond the common ones.
 struct ProgramInfo {
@@ -59,7 +53,33 @@ struct ProgramInfo {
     /// Options of the common set this program does not read, each with the reason
     /// given to a reader who passes it, e.g. {"--causal", "the scores come before any mask"}.
     std::vector<std::pair<std::string, std::string>> unused_options = {};
+    std::vector<ProgramOption> options = {};  ///< the chapter's own options, each with its default
 };
+
+/// \brief Reads a chapter option (ProgramInfo::options) that holds a matrix.
+/// \param example the parsed example
+/// \param name the option, e.g. "--wo"
+/// \return the matrix
+/// \throws UsageError if the text is not a matrix, or the program declared no such option
+[[nodiscard]] Matrix matrix_option(const Example& example, std::string_view name);
+
+/// \brief Reads a chapter option that holds a whole number from \p low to \p high.
+/// \param example the parsed example
+/// \param name the option, e.g. "--heads"
+/// \param low the smallest number accepted
+/// \param high the largest number accepted
+/// \return the number
+/// \throws UsageError naming the option and the range when the text is not such a number
+[[nodiscard]] long whole_option(const Example& example, std::string_view name, long low, long high);
+
+/// \brief Reads a chapter option that holds one word out of a fixed list.
+/// \param example the parsed example
+/// \param name the option, e.g. "--positions"
+/// \param choices the words accepted, e.g. {"none", "sinusoidal", "rope"}
+/// \return the word
+/// \throws UsageError naming the option and every choice when the word is not one of them
+[[nodiscard]] std::string choice_option(const Example& example, std::string_view name,
+                                        const std::vector<std::string>& choices);
 
 /// \brief Applies the command-line options to the program's default example.
 ///
@@ -93,84 +113,5 @@ struct ProgramInfo {
 /// \return the exit status: 0 on success, 2 on bad input
 int run_program(const ProgramInfo& info, int argc, char** argv,
                 const std::function<std::string(const Example&)>& body);
-
-/// \brief Prints a titled matrix the way the chapters show it.
-/// \param title the heading line, e.g. "Q = E·W_Q (3×2)"
-/// \param matrix the matrix
-/// \param row_labels labels of the rows (token names)
-/// \param col_labels labels of the columns
-/// \param precision decimals
-/// \return the heading, the table and a blank line
-[[nodiscard]] std::string show(const std::string& title, const Matrix& matrix,
-                               const std::vector<std::string>& row_labels,
-                               const std::vector<std::string>& col_labels, int precision);
-
-/// \brief A chapter program's output, built up piece by piece: titled tables, free
-///        text and heatmap figures, all at the example's precision.
-///
-/// A chapter program computes each step itself and hands the results to a Report
-/// only to be shown, so the steps stay visible in the program:
-///
-/// \code{.cpp}
-/// sa::Report report(example);
-/// report.table("Scores S = Q·Kᵀ", scores, tokens, tokens);  // heading "Scores S = Q·Kᵀ (3×3):"
-/// report.heatmap("scores.svg", "Scores S = Q·Kᵀ", scores, tokens, tokens,
-///                "query (asking)", "key (asked about)", "score");
-/// return report.str();
-/// \endcode
-class Report {
-public:
-    /// \brief Starts an empty report for one run of a chapter program.
-    /// \param example the parsed example; its precision and figures folder are kept
-    explicit Report(const Example& example);
-
-    /// \brief Appends a matrix under the heading "title (n×m):", or
-    ///        "title (n×m), note:" when a note is given.
-    /// \param title what the matrix is, e.g. "Queries Q = E·W_Q"
-    /// \param matrix the matrix; its shape is added to the heading
-    /// \param row_labels labels of the rows (token names)
-    /// \param col_labels labels of the columns
-    /// \param note optional words after the shape, e.g. "one row per token"
-    void table(const std::string& title, const Matrix& matrix, const std::vector<std::string>& row_labels,
-               const std::vector<std::string>& col_labels, const std::string& note = "");
-
-    /// \brief Appends a matrix under a heading used exactly as given: the same text as sa::show.
-    /// \param heading the whole heading line, including any shape and the final colon
-    /// \param matrix the matrix
-    /// \param row_labels labels of the rows
-    /// \param col_labels labels of the columns
-    void show(const std::string& heading, const Matrix& matrix, const std::vector<std::string>& row_labels,
-              const std::vector<std::string>& col_labels);
-
-    /// \brief Appends text as it is; include the line breaks.
-    /// \param text the text, e.g. "d_k = 2\n\n"
-    void text(const std::string& text);
-
-    /// \brief Writes a matrix as a heatmap figure into the figures folder, when the
-    ///        run has one (`--figures DIR`); without one nothing is drawn or written.
-    /// \param file the file name in the figures folder, e.g. "scores.svg"
-    /// \param title shown above the grid
-    /// \param matrix the values to draw
-    /// \param row_labels labels of the rows
-    /// \param col_labels labels of the columns
-    /// \param row_axis what the rows are, e.g. "query (asking)"
-    /// \param col_axis what the columns are, e.g. "key (asked about)"
-    /// \param scale_label name of the coloured quantity, e.g. "weight"; empty for none
-    /// \throws ShapeError if the matrix is empty or the labels do not match it
-    /// \throws std::invalid_argument if the precision is outside 0 to 10
-    /// \throws std::runtime_error if the file cannot be written
-    void heatmap(const std::string& file, const std::string& title, const Matrix& matrix,
-                 const std::vector<std::string>& row_labels, const std::vector<std::string>& col_labels,
-                 const std::string& row_axis, const std::string& col_axis, const std::string& scale_label = "") const;
-
-    /// \brief The text appended so far.
-    /// \return every table and line, in order
-    [[nodiscard]] const std::string& str() const;
-
-private:
-    std::string text_;
-    std::string figures_;
-    int precision_;
-};
 
 }  // namespace sa

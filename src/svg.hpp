@@ -25,21 +25,21 @@ namespace sa {
 ///
 /// Chapter programs draw one through Report::heatmap, which sets the fields by name.
 struct Heatmap {
-    std::string title;                    ///< shown above the grid and as the SVG's `<title>`
-    Matrix values;                        ///< the numbers; one cell per entry
-    std::vector<std::string> row_labels;  ///< one per row, shown on the left
-    std::vector<std::string> col_labels;  ///< one per column, shown on top
-    std::string row_axis = "query";       ///< what the rows are, e.g. "query (asking)"
-    std::string col_axis = "key";         ///< what the columns are, e.g. "key (asked about)"
+    std::string title = {};                    ///< shown above the grid and as the SVG's `<title>`
+    Matrix values = {};                        ///< the numbers; one cell per entry
+    std::vector<std::string> row_labels = {};  ///< one per row, shown on the left
+    std::vector<std::string> col_labels = {};  ///< one per column, shown on top
+    std::string row_axis = "query (asking)";     ///< what the rows are
+    std::string col_axis = "key (asked about)";  ///< what the columns are
     int precision = 3;                    ///< decimals written in each cell and on the colour scale (0 to 10)
-    std::string scale_label;              ///< optional name of the coloured quantity, shown above the colour scale
+    std::string scale_label = {};              ///< optional name of the coloured quantity, shown above the colour scale
 };
 
 /// \brief One line of a line plot: a name and its points.
 struct Series {
-    std::string name;        ///< shown in the legend
-    std::vector<double> x;   ///< x coordinates
-    std::vector<double> y;   ///< y coordinates, one per x
+    std::string name = {};        ///< shown in the legend
+    std::vector<double> x = {};   ///< x coordinates
+    std::vector<double> y = {};   ///< y coordinates, one per x
 };
 
 /// \brief A line plot of one or more series.
@@ -49,10 +49,10 @@ struct Series {
 /// A logarithmic axis has its ticks at powers of ten, or at powers of two when
 /// every value on it is a power of two (or when its base is set to 2).
 struct LinePlot {
-    std::string title;         ///< shown above the plot and as the SVG's `<title>`
-    std::string x_label;       ///< the x axis
-    std::string y_label;       ///< the y axis
-    std::vector<Series> series;  ///< the lines
+    std::string title = {};         ///< shown above the plot and as the SVG's `<title>`
+    std::string x_label = {};       ///< the x axis
+    std::string y_label = {};       ///< the y axis
+    std::vector<Series> series = {};  ///< the lines
     bool log_x = false;        ///< logarithmic x axis (all x must be positive)
     bool log_y = false;        ///< logarithmic y axis (all y must be positive)
     int log_x_base = 0;        ///< tick base of a logarithmic x axis: 2, 10, or 0 to choose automatically

@@ -1,7 +1,7 @@
 // Chapter 1, Projection: Q = E·W_Q, K = E·W_K, V = E·W_V, tokens as row vectors.
 #include <catch2/catch.hpp>
 
-#include "cli.hpp"
+#include "example.hpp"
 #include "projection.hpp"
 
 using Catch::Matchers::Contains;

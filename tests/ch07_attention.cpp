@@ -11,7 +11,7 @@
 #include <Eigen/Dense>
 
 #include "attention.hpp"
-#include "cli.hpp"
+#include "example.hpp"
 #include "masking.hpp"
 #include "random.hpp"
 #include "mixing.hpp"

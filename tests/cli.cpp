@@ -2,13 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <unistd.h>
 
 #include "cli.hpp"
-#include "svg.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
@@ -119,65 +114,6 @@ TEST_CASE("A run with bad input prints nothing on stdout and returns 2", "[cli]"
                                        });
     CHECK(status == 2);
     CHECK_FALSE(body_ran);
-}
-
-TEST_CASE("A Report prints exactly what sa::show prints, with the shape in the heading", "[cli]")
-{
-    sa::Example example = sa::mouse_eats_cheese();
-    example.precision = 2;
-    const std::vector<std::string> features{"f1", "f2"};
-    sa::Report report(example);
-    report.table("Embeddings E", example.embeddings, example.tokens, features);
-    report.table("Values V", example.embeddings, example.tokens, features, "one row per key");
-    report.text("A free line\n\n");
-    report.show("The heading as given:", example.w_query, features, features);
-    INFO("table adds \" (n×m):\" or \" (n×m), note:\" to the title; show and text add nothing");
-    const std::string expected =
-        sa::show("Embeddings E (3×2):", example.embeddings, example.tokens, features, 2) +
-        sa::show("Values V (3×2), one row per key:", example.embeddings, example.tokens, features, 2) +
-        "A free line\n\n" + sa::show("The heading as given:", example.w_query, features, features, 2);
-    CHECK(report.str() == expected);
-}
-
-TEST_CASE("A Report writes a heatmap only when the run has a figures folder", "[cli]")
-{
-    const auto folder = std::filesystem::temp_directory_path() / ("cli-test-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(folder);
-    std::filesystem::create_directories(folder);
-    sa::Example example = sa::mouse_eats_cheese();
-    const std::vector<std::string> features{"f1", "f2"};
-    sa::Heatmap expected;
-    expected.title = "Embeddings E";
-    expected.values = example.embeddings;
-    expected.row_labels = example.tokens;
-    expected.col_labels = features;
-    expected.row_axis = "token";
-    expected.col_axis = "feature";
-    expected.precision = example.precision;
-    expected.scale_label = "coordinate";
-    const auto draw = [&](const sa::Report& report) {
-        report.heatmap("embeddings.svg", "Embeddings E", example.embeddings, example.tokens, features, "token",
-                       "feature", "coordinate");
-    };
-
-    SECTION("without --figures nothing is drawn or written")
-    {
-        example.precision = 12;  // more decimals than a heatmap draws: drawing it would throw
-        CHECK_NOTHROW(draw(sa::Report(example)));
-    }
-    SECTION("with --figures the file holds the same document as heatmap_svg")
-    {
-        example.figures = folder.string();
-        const sa::Report report(example);
-        draw(report);
-        CHECK(report.str().empty());  // a figure adds nothing to the printed text
-        std::ifstream file(folder / "embeddings.svg", std::ios::binary);
-        REQUIRE(file);
-        std::stringstream read;
-        read << file.rdbuf();
-        CHECK(read.str() == sa::heatmap_svg(expected));
-    }
-    std::filesystem::remove_all(folder);
 }
 
 TEST_CASE("An option the program does not read is refused with the reason, and left out of --help", "[cli]")

@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "masking.hpp"
 #include "projection.hpp"
+#include "report.hpp"
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
@@ -38,6 +39,45 @@ sa::Matrix naive_softmax(const sa::Matrix& scores)
     return weights;
 }
 //< naive-softmax
+
+std::string softmax_chapter(const sa::Example& example)
+{
+    const std::size_t n = example.tokens.size();
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    sa::Matrix scaled = sa::scale(sa::scores(queries, keys), queries.cols());
+    if (example.causal) {
+        scaled = sa::apply_mask(scaled, sa::causal_mask(n, n));
+    }
+    //> softmax
+    const sa::Matrix weights = sa::softmax_rows(scaled);  // row i: how query i spends its attention
+    //< softmax
+    //> shifted-rows
+    sa::Matrix shifted(3, n);  // the last row as it is, then with 1000 added, then with 1000 taken away
+    for (std::size_t j = 0; j < n; ++j) {
+        shifted(0, j) = scaled(n - 1, j);
+        shifted(1, j) = scaled(n - 1, j) + 1000.0;
+        shifted(2, j) = scaled(n - 1, j) - 1000.0;
+    }
+    const sa::Matrix as_written = naive_softmax(shifted);
+    const sa::Matrix stable = sa::softmax_rows(shifted);
+    //< shifted-rows
+
+    const auto& tokens = example.tokens;
+    const std::vector<std::string> rows{"as is", "+ 1000", "- 1000"};
+    const std::string masked = example.causal ? ", causally masked" : "";
+    sa::Report report(example);
+    report.table("Scaled scores" + masked + ", rows ask, columns are asked about", scaled, tokens, tokens);
+    report.table("Weights A = softmax_rows(scores), one row at a time", weights, tokens, tokens);
+    report.table("The " + tokens.back() + " row shifted by a constant", shifted, rows, tokens);
+    report.table("e^s, the numerators as written", exponentials(shifted), rows, tokens);
+    report.table("Softmax as written, e^s / Σ e^s", as_written, rows, tokens);
+    report.table("softmax_rows, which subtracts the row maximum first", stable, rows, tokens);
+    report.heatmap("weights.svg", {.title = "Weights A = softmax of each row" + masked, .values = weights,
+                                   .row_labels = tokens, .col_labels = tokens, .scale_label = "weight"});
+    return report.str();
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -47,39 +87,5 @@ int main(int argc, char** argv)
     info.unused_options = {
         {"--wv", "the weights use only the queries and keys (the values come in ch06-mixing)"},
     };
-    return sa::run_program(info, argc, argv, [](const sa::Example& example) {
-        const auto& tokens = example.tokens;
-        const std::size_t n = tokens.size();
-        const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
-        const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
-        sa::Matrix scaled = sa::scale(sa::scores(queries, keys), queries.cols());
-        if (example.causal) {
-            scaled = sa::apply_mask(scaled, sa::causal_mask(n, n));
-        }
-        //> softmax
-        const sa::Matrix weights = sa::softmax_rows(scaled);  // row i: how query i spends its attention
-        //< softmax
-        //> shifted-rows
-        sa::Matrix shifted(3, n);  // the last row as it is, then with 1000 added, then with 1000 taken away
-        for (std::size_t j = 0; j < n; ++j) {
-            shifted(0, j) = scaled(n - 1, j);
-            shifted(1, j) = scaled(n - 1, j) + 1000.0;
-            shifted(2, j) = scaled(n - 1, j) - 1000.0;
-        }
-        const sa::Matrix as_written = naive_softmax(shifted);
-        const sa::Matrix stable = sa::softmax_rows(shifted);
-        //< shifted-rows
-        const std::vector<std::string> rows{"as is", "+ 1000", "- 1000"};
-        const std::string masked = example.causal ? ", causally masked" : "";
-        sa::Report report(example);
-        report.table("Scaled scores" + masked + ", rows ask, columns are asked about", scaled, tokens, tokens);
-        report.table("Weights A = softmax_rows(scores), one row at a time", weights, tokens, tokens);
-        report.table("The " + tokens.back() + " row shifted by a constant", shifted, rows, tokens);
-        report.table("e^s, the numerators as written", exponentials(shifted), rows, tokens);
-        report.table("Softmax as written, e^s / Σ e^s", as_written, rows, tokens);
-        report.table("softmax_rows, which subtracts the row maximum first", stable, rows, tokens);
-        report.heatmap("weights.svg", "Weights A = softmax of each row" + masked, weights, tokens, tokens,
-                       "query (asking)", "key (asked about)", "weight");
-        return report.str();
-    });
+    return sa::run_program(info, argc, argv, softmax_chapter);
 }

@@ -165,7 +165,7 @@ TEST_CASE("A fully masked row gets all-zero weights, never nan, and the other ro
     }
 }
 
-TEST_CASE("A nan anywhere in a row makes every weight of that row nan; other rows stay finite", "[ch05]")
+TEST_CASE("A nan anywhere in a row makes every weight of that row nan, and other rows stay finite", "[ch05]")
 {
     const sa::Matrix scores{{1.0, not_a_number, 2.0},
                             {0.0, 1.0, 2.0},

@@ -27,7 +27,7 @@ std::string error_of(const std::vector<std::string>& args)
 
 }  // namespace
 
-TEST_CASE("A matrix is written row by row: ';' between rows, ',' between entries", "[cli]")
+TEST_CASE("A matrix is written row by row: rows split at semicolons, entries at commas", "[cli]")
 {
     const sa::Matrix matrix = sa::parse_matrix("--embeddings", "2,0;1,2;2,0");
     REQUIRE(matrix == sa::Matrix{{2, 0}, {1, 2}, {2, 0}});

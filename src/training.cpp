@@ -32,9 +32,10 @@ void check_targets(const char* operation, const Projections& layer, const Senten
 
 // One sentence's mean squared error, (1 / (n d_v)) Σ (O - T)²; mean_loss() and train_step()
 // both add these up in the same order, so their losses agree to the last bit.
-double sentence_loss(const Matrix& outputs, const Projections& layer, const Sentence& sentence)
+double sentence_loss(const char* operation, const Matrix& outputs, const Projections& layer,
+                     const Sentence& sentence)
 {
-    check_targets("mean_loss", layer, sentence);
+    check_targets(operation, layer, sentence);
     double squares = 0.0;
     for (std::size_t i = 0; i < outputs.rows(); ++i) {
         for (std::size_t d = 0; d < outputs.cols(); ++d) {
@@ -124,7 +125,7 @@ double mean_loss(const Projections& layer, const std::vector<Sentence>& sentence
     }
     double total = 0.0;
     for (const Sentence& sentence : sentences) {
-        total += sentence_loss(layer_outputs(layer, sentence.embeddings), layer, sentence);
+        total += sentence_loss("mean_loss", layer_outputs(layer, sentence.embeddings), layer, sentence);
     }
     return total / static_cast<double>(sentences.size());
 }
@@ -145,7 +146,7 @@ double train_step(Projections& layer, const std::vector<Sentence>& sentences, do
     for (const Sentence& sentence : sentences) {
         // dL/dO for this sentence's share of the mean: 2 (O - T) / (N n d_v).
         const Matrix outputs = layer_outputs(layer, sentence.embeddings);
-        loss += sentence_loss(outputs, layer, sentence);  // the same sum as mean_loss()
+        loss += sentence_loss("train_step", outputs, layer, sentence);  // the same sum as mean_loss()
         const double share = sentence_count * static_cast<double>(outputs.rows() * outputs.cols());
         Matrix d_outputs(outputs.rows(), outputs.cols());
         for (std::size_t i = 0; i < outputs.rows(); ++i) {

@@ -242,20 +242,27 @@ std::string loss_table(const std::vector<std::size_t>& checkpoints, const std::v
            "\n";
 }
 
-LinePlot loss_plot(const std::vector<double>& training_loss, std::size_t every)
+LinePlot loss_plot(const std::vector<double>& training_loss, std::size_t every,
+                   const std::vector<std::size_t>& checkpoints, const std::vector<double>& held_out_loss)
 {
-    if (training_loss.empty() || every == 0) {
-        throw std::invalid_argument("loss_plot: needs at least one loss and a distance of at least 1 between points");
+    if (training_loss.empty() || every == 0 || checkpoints.size() != held_out_loss.size()) {
+        throw std::invalid_argument("loss_plot: needs at least one training loss, a distance of at least 1 between "
+                                    "points and one held-out loss per checkpoint");
     }
-    Series series{.name = "training loss"};
+    Series training{.name = "training"};
     for (std::size_t step = 0; step < training_loss.size(); ++step) {
         if (step % every == 0 || step + 1 == training_loss.size()) {
-            series.x.push_back(static_cast<double>(step));
-            series.y.push_back(training_loss[step]);
+            training.x.push_back(static_cast<double>(step));
+            training.y.push_back(training_loss[step]);
         }
     }
-    return LinePlot{.title = "Training loss, step by step", .x_label = "step", .y_label = "loss L (log scale)",
-                    .series = {series}, .log_y = true};
+    Series held_out{.name = "held-out"};
+    for (std::size_t k = 0; k < checkpoints.size(); ++k) {
+        held_out.x.push_back(static_cast<double>(checkpoints[k]));
+        held_out.y.push_back(held_out_loss[k]);
+    }
+    return LinePlot{.title = "Loss during training", .x_label = "step", .y_label = "loss L (log scale)",
+                    .series = {training, held_out}, .log_y = true};
 }
 
 }  // namespace sa

@@ -151,12 +151,17 @@ double train_step(Projections& layer, const std::vector<Sentence>& sentences, do
                                      const std::vector<double>& training_loss,
                                      const std::vector<double>& held_out_loss, int precision);
 
-/// \brief The training loss against the step as a line plot on a logarithmic y axis,
-///        one point every \p every steps and one at the last step.
+/// \brief The losses of a training run as a line plot on a logarithmic y axis: the
+///        training loss every \p every steps (and at the last step), the held-out loss at
+///        each checkpoint.
 /// \param training_loss the training loss after 0, 1, 2, ... steps, all positive
-/// \param every the distance between plotted steps, at least 1
+/// \param every the distance between plotted steps of the training loss, at least 1
+/// \param checkpoints the steps at which the held-out loss was taken
+/// \param held_out_loss the held-out loss at each checkpoint, all positive
 /// \return the plot, ready for line_plot_svg()
-/// \throws std::invalid_argument if there is no loss or \p every is 0
-[[nodiscard]] LinePlot loss_plot(const std::vector<double>& training_loss, std::size_t every);
+/// \throws std::invalid_argument if there is no training loss, \p every is 0, or the held-out
+///         losses are not one per checkpoint
+[[nodiscard]] LinePlot loss_plot(const std::vector<double>& training_loss, std::size_t every,
+                                 const std::vector<std::size_t>& checkpoints, const std::vector<double>& held_out_loss);
 
 }  // namespace sa

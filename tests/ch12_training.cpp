@@ -247,7 +247,7 @@ TEST_CASE("Training on the book's seed: the loss falls at every checkpoint, to u
 {
     const Run run = chapter_run(2017, book_steps);
     REQUIRE(run.loss.size() == book_steps + 1);
-    const std::vector<std::size_t> checkpoints = {0, 10, 50, 100, 150, 200};
+    const std::vector<std::size_t> checkpoints = {0, 10, 20, 30, 40, 50, 100, 150, 200};
     for (std::size_t k = 1; k < checkpoints.size(); ++k) {
         INFO("step " << checkpoints[k] << " against step " << checkpoints[k - 1]);
         CHECK(run.loss[checkpoints[k]] < run.loss[checkpoints[k - 1]]);
@@ -377,5 +377,6 @@ TEST_CASE("Training refuses sentences it cannot use, naming the operation and th
     sentences[1].embeddings = sa::Matrix(3, 4);
     CHECK_THROWS_AS(sa::train_step(layer, sentences, 1.0), sa::ShapeError);
     CHECK_THROWS_AS(sa::loss_table({0, 5}, {1.0, 0.5}, {1.0, 0.5}, 3), std::invalid_argument);
-    CHECK_THROWS_AS(sa::loss_plot({}, 10), std::invalid_argument);
+    CHECK_THROWS_AS(sa::loss_plot({}, 10, {}, {}), std::invalid_argument);
+    CHECK_THROWS_AS(sa::loss_plot({1.0}, 10, {0}, {}), std::invalid_argument);
 }

@@ -17,7 +17,7 @@ std::string training_chapter(const sa::Example& example)
     constexpr std::size_t held_out_count = 64;
     constexpr std::size_t key_dim = 3;
     constexpr double learning_rate = 1.5;
-    const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
+    const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 2000));
     sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
     const std::vector<sa::Sentence> training = sa::cycle_sentences(training_count, generator);
     const std::vector<sa::Sentence> held_out = sa::cycle_sentences(held_out_count, generator);
@@ -32,7 +32,7 @@ std::string training_chapter(const sa::Example& example)
     std::vector<std::size_t> checkpoints;
     std::vector<double> held_out_loss;  // at each checkpoint
     for (std::size_t step = 0; step <= steps; ++step) {
-        if (step % 50 == 0 || step == 10 || step == steps) {
+        if (step % (step < 50 ? 10 : 50) == 0 || step == steps) {
             checkpoints.push_back(step);
             held_out_loss.push_back(sa::mean_loss(layer, held_out));
         }
@@ -57,7 +57,7 @@ std::string training_chapter(const sa::Example& example)
     const int digits = example.precision;
     const auto features = [](std::size_t count) { return sa::feature_labels(count); };
     report.text(fmt::format("Task: each word outputs the value carried by the next word of the cycle "
-                            "Mouse -> Eats -> Cheese -> Mouse.\n{} training and {} held-out sentences, seed {}; "
+                            "Mouse → Eats → Cheese → Mouse.\n{} training and {} held-out sentences, seed {}; "
                             "d_model = 5, d_k = {}, d_v = {}; learning rate {}, {} steps.\n\n",
                             training_count, held_out_count, example.seed, key_dim, sa::carried_features,
                             learning_rate, steps));
@@ -78,7 +78,7 @@ std::string training_chapter(const sa::Example& example)
                             "Held-out sentences with every output within 0.1 of its target: {} of {}\n",
                             sa::right_words(layer, held_out), 3 * held_out.size(),
                             sa::solved_sentences(layer, held_out, 0.1), held_out.size()));
-    report.line_plot("loss.svg", sa::loss_plot(training_loss, 10));
+    report.line_plot("loss.svg", sa::loss_plot(training_loss, 10, checkpoints, held_out_loss));
     report.heatmap("weights-before.svg", {.title = "Attention weights before training", .values = weights_before,
                                           .row_labels = shown.tokens, .col_labels = shown.tokens,
                                           .scale_label = "weight"});
@@ -95,7 +95,7 @@ int main(int argc, char** argv)
     sa::ProgramInfo info{"ch12-training", "train W_Q, W_K and W_V from a random start until attention finds the "
                                           "right word", sa::mouse_eats_cheese()};
     info.uses_seed = true;
-    info.options = {{"--steps", "N", "steps of gradient descent, 0 to 5000", "200"}};
+    info.options = {{"--steps", "N", "steps of gradient descent, 0 to 2000", "200"}};
     const std::string learned = "the program learns W_Q, W_K and W_V from its own sentences";
     info.unused_options = {{"--tokens", learned}, {"--embeddings", learned}, {"--wq", learned},
                            {"--wk", learned}, {"--wv", learned}, {"--causal", "every word may look at every word"}};

@@ -101,7 +101,11 @@ std::size_t word_index(const std::string& token)
 
 }  // namespace
 
-TEST_CASE("The task: each word's target is the value carried by the next word of the cycle", "[ch12]")
+// ---------------------------------------------------------------------------------------
+// The task, the start and the printed sentence (support code, not an exercise)
+
+TEST_CASE("The task: each word's target is the value carried by the next word of the cycle",
+          "[ch12][support]")
 {
     sa::SplitMix64 generator(7);
     const std::vector<sa::Sentence> sentences = sa::cycle_sentences(50, generator);
@@ -133,7 +137,8 @@ TEST_CASE("The task: each word's target is the value carried by the next word of
     }
 }
 
-TEST_CASE("The first held-out sentence is drawn from SplitMix64 as the chapter says: 2 draws shuffle, 6 carry", "[ch12]")
+TEST_CASE("The first held-out sentence is drawn from SplitMix64 as the chapter says: 2 draws shuffle, 6 carry",
+          "[ch12][support]")
 {
     // The printed sentence, rebuilt from the raw generator: 64 training sentences use
     // 8 draws each, then Fisher–Yates picks position 2 from 3 and position 1 from 2.
@@ -158,7 +163,8 @@ TEST_CASE("The first held-out sentence is drawn from SplitMix64 as the chapter s
     }
 }
 
-TEST_CASE("The starting layer and its loss, checked against an independent forward pass", "[ch12]")
+TEST_CASE("The starting layer and its loss, checked against an independent forward pass",
+          "[ch12][support]")
 {
     const Run run = chapter_run(2017, 0);
     sa::SplitMix64 generator(2017);
@@ -184,6 +190,9 @@ TEST_CASE("The starting layer and its loss, checked against an independent forwa
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// train_step, the exercise
 
 TEST_CASE("A tiny run's first update is the hand computation of chapter 11's formulas", "[ch12]")
 {
@@ -282,6 +291,45 @@ TEST_CASE("The trained layer solves held-out sentences: it learned the rule, not
     CHECK(held_out_end < 2.0 * run.loss.back());
     INFO("almost every held-out sentence gets all six outputs within 0.1 of their targets");
     CHECK(sa::solved_sentences(run.layer, run.held_out, 0.1) >= 60);
+}
+
+TEST_CASE("Every printed loss, weight, output and score of the run agrees with an independent forward pass", "[ch12]")
+{
+    // The chapter's loop, with Eigen's loss next to the library's at every checkpoint.
+    Run run = chapter_run(2017, 0);
+    for (std::size_t step = 0; step <= book_steps; ++step) {
+        if (step % (step < 50 ? 10 : 50) == 0) {
+            INFO("checkpoint " << step << ": L on both sets, by the library and by Eigen");
+            CHECK_THAT(sa::mean_loss(run.layer, run.training), WithinRel(reference_loss(run.layer, run.training), 1e-9));
+            CHECK_THAT(sa::mean_loss(run.layer, run.held_out), WithinRel(reference_loss(run.layer, run.held_out), 1e-9));
+        }
+        if (step < book_steps) {
+            (void)sa::train_step(run.layer, run.training, learning_rate);
+        }
+    }
+    const sa::Sentence& shown = run.held_out.front();
+    const Dense weights = reference_weights(run.layer, shown.embeddings);
+    const Dense outputs = weights * (dense(shown.embeddings) * dense(run.layer.w_value));
+    const sa::Matrix printed_weights = sa::layer_weights(run.layer, shown.embeddings);
+    const sa::Matrix printed_outputs = sa::layer_outputs(run.layer, shown.embeddings);
+    for (Eigen::Index i = 0; i < 3; ++i) {
+        const auto row = static_cast<std::size_t>(i);
+        for (Eigen::Index j = 0; j < 3; ++j) {
+            CHECK_THAT(printed_weights(row, static_cast<std::size_t>(j)), WithinAbs(weights(i, j), 1e-12));
+        }
+        for (Eigen::Index d = 0; d < 2; ++d) {
+            CHECK_THAT(printed_outputs(row, static_cast<std::size_t>(d)), WithinAbs(outputs(i, d), 1e-12));
+        }
+    }
+    std::size_t solved = 0;
+    for (const sa::Sentence& sentence : run.held_out) {
+        const Dense errors = reference_weights(run.layer, sentence.embeddings) *
+                                 (dense(sentence.embeddings) * dense(run.layer.w_value)) -
+                             dense(sentence.targets);
+        solved += errors.cwiseAbs().maxCoeff() <= 0.1 ? 1 : 0;
+    }
+    INFO("a sentence counts as solved when its largest output error is at most 0.1");
+    CHECK(sa::solved_sentences(run.layer, run.held_out, 0.1) == solved);
 }
 
 TEST_CASE("What was learned: W_V copies the carried value, each word's query finds the next word's key", "[ch12]")

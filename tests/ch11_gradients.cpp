@@ -551,6 +551,37 @@ void check_row(const sa::Matrix& matrix, std::size_t row, const std::vector<doub
 
 }  // namespace
 
+TEST_CASE("Worked example: the weights and outputs printed above the gradients, unmasked and causal", "[ch11]")
+{
+    const sa::Example example = sa::mouse_eats_cheese();
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+    const sa::Matrix scaled = sa::scale(sa::scores(queries, keys), 2);
+    const sa::Matrix weights = sa::softmax_rows(scaled);
+    const sa::Matrix outputs = sa::mix(weights, values);
+    INFO("Mouse and Cheese: [w, W, w]; Eats: a third each (chapter 7)");
+    check_row(weights, 0, {small, large, small});
+    check_row(weights, 1, {third, third, third});
+    INFO("o_Mouse = w·[2, 0] + W·[1, 2] + w·[2, 0] = [4w + W, 2W]; o_Eats = [5/3, 2/3]");
+    check_row(outputs, 0, {4.0 * small + large, 2.0 * large});
+    check_row(outputs, 1, {5.0 / 3.0, 2.0 / 3.0});
+    CHECK_THAT(4.0 * small + large, WithinAbs(1.106, printed));
+    const sa::Matrix causal_weights = sa::softmax_rows(sa::apply_mask(scaled, sa::causal_mask(3, 3)));
+    const sa::Matrix causal_outputs = sa::mix(causal_weights, values);
+    INFO("causal: Mouse sees itself only, Eats sees Mouse and Eats with equal scores, Cheese sees all three");
+    check_row(causal_weights, 0, {1.0, 0.0, 0.0});
+    check_row(causal_weights, 1, {0.5, 0.5, 0.0});
+    check_row(causal_weights, 2, {small, large, small});
+    check_row(causal_outputs, 0, {2.0, 0.0});
+    check_row(causal_outputs, 1, {1.5, 1.0});
+    INFO("rowsum(dO∘O) for dO at (Eats, f2) is o_Eats,f2 = 1, and so is rowsum(dA∘A) = ½·0 + ½·2");
+    const sa::Matrix upstream{{0, 0}, {0, 1}, {0, 0}};
+    const sa::Matrix blame = sa::mix_backward(causal_weights, values, upstream).d_weights;
+    CHECK(sa::rowsum_product(blame, causal_weights)(1, 0) == 1.0);
+    CHECK(sa::rowsum_product(upstream, causal_outputs)(1, 0) == 1.0);
+}
+
 TEST_CASE("Worked example: dA and dV for L = o_Mouse,f2", "[ch11]")
 {
     const Worked run = worked(false, sa::Matrix{{0, 1}, {0, 0}, {0, 0}});

@@ -130,4 +130,31 @@ std::vector<GradientCheck> gradient_checks(const Matrix& embeddings, const Matri
     return checks;
 }
 
+std::string gradient_check_table(const std::vector<GradientCheck>& checks, double tolerance)
+{
+    std::string out;
+    for (const auto& check : checks) {
+        const bool agrees = check.difference < tolerance;
+        out += fmt::format("  {:<5} {:>5}  {}\n", check.name, shape(check.analytic),
+                           agrees ? fmt::format("agrees to {:g}", tolerance)
+                                  : fmt::format("DIFFERS: relative difference {:g}", check.difference));
+    }
+    return out;
+}
+
+Matrix rowsum_product(const Matrix& lhs, const Matrix& rhs)
+{
+    if (lhs.rows() != rhs.rows() || lhs.cols() != rhs.cols()) {
+        throw ShapeError(fmt::format("rowsum_product: X is {} but Y is {}; they must have the same shape", shape(lhs),
+                                     shape(rhs)));
+    }
+    Matrix sums(lhs.rows(), 1);
+    for (std::size_t i = 0; i < lhs.rows(); ++i) {
+        for (std::size_t j = 0; j < lhs.cols(); ++j) {
+            sums(i, 0) += lhs(i, j) * rhs(i, j);
+        }
+    }
+    return sums;
+}
+
 }  // namespace sa

@@ -84,4 +84,25 @@ struct GradientCheck {
                                                          const Matrix& w_key, const Matrix& w_value,
                                                          const Matrix& mask, const Matrix& d_outputs, double step);
 
+/// \brief The checks as text, one line per gradient: its shape and whether the relative
+///        difference is below \p tolerance.
+///
+/// The differences themselves are left out on purpose: they are rounding noise near
+/// \f$ 10^{-10} \f$ whose last digits may differ between machines, while the verdict does not.
+/// \param checks from gradient_checks()
+/// \param tolerance the largest relative difference that counts as agreement, e.g. 1e-7
+/// \return the lines
+[[nodiscard]] std::string gradient_check_table(const std::vector<GradientCheck>& checks, double tolerance);
+
+/// \brief The sum of each row of an entry-by-entry product: \f$ r_i = \sum_j X_{ij} Y_{ij} \f$.
+///
+/// For the weights and their gradient this is \f$ \mathrm{rowsum}(dA \circ A) \f$, the number
+/// softmax_rows_backward() subtracts in each row; for the outputs and theirs it is
+/// \f$ \mathrm{rowsum}(dO \circ O) \f$, and the two are equal.
+/// \param lhs X, n×m
+/// \param rhs Y, n×m
+/// \return r, n×1
+/// \throws ShapeError if the shapes differ
+[[nodiscard]] Matrix rowsum_product(const Matrix& lhs, const Matrix& rhs);
+
 }  // namespace sa

@@ -6,9 +6,12 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "attention.hpp"
+#include "example.hpp"
 #include "gradient_check.hpp"
+#include "gradient_experiment.hpp"
 #include "masking.hpp"
 #include "mixing.hpp"
 #include "projection.hpp"
@@ -509,6 +512,269 @@ TEST_CASE("rowsum(dA ∘ A) equals rowsum(dO ∘ O) in every row", "[ch11]")
 }
 
 // ---------------------------------------------------------------------------------------
+// The chapter's worked example: L = o_Mouse,f2, so dO is 1 at (Mouse, f2) and 0 elsewhere
+
+namespace {
+
+// The program prints 3 decimals, so a printed number is within half a unit of the last place.
+constexpr double printed = 0.0005;
+const double root_two = std::sqrt(2.0);
+// The Mouse row of dS' works out to 2wW·[−1, 2, −1] (see the first test below); every later
+// gradient of the example is a multiple of this one number.
+const double blame = 2.0 * small * large;
+
+struct Worked {
+    sa::Example example = sa::mouse_eats_cheese();
+    sa::Matrix mask = sa::Matrix(3, 3, 0.0);
+    sa::Matrix upstream = sa::Matrix{{0, 1}, {0, 0}, {0, 0}};
+    sa::AttentionGrads grads = {};
+};
+
+Worked worked(bool causal, const sa::Matrix& upstream)
+{
+    Worked run;
+    run.mask = causal ? sa::causal_mask(3, 3) : sa::Matrix(3, 3, 0.0);
+    run.upstream = upstream;
+    run.grads = sa::attention_backward(run.example.embeddings, run.example.w_query, run.example.w_key,
+                                       run.example.w_value, run.mask, run.upstream);
+    return run;
+}
+
+void check_row(const sa::Matrix& matrix, std::size_t row, const std::vector<double>& expected)
+{
+    REQUIRE(matrix.cols() == expected.size());
+    for (std::size_t j = 0; j < expected.size(); ++j) {
+        INFO("row " << row << ", column " << j);
+        CHECK_THAT(matrix(row, j), WithinAbs(expected[j], printed));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("Worked example: the weights and outputs printed above the gradients, unmasked and causal", "[ch11]")
+{
+    const sa::Example example = sa::mouse_eats_cheese();
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+    const sa::Matrix scaled = sa::scale(sa::scores(queries, keys), 2);
+    const sa::Matrix weights = sa::softmax_rows(scaled);
+    const sa::Matrix outputs = sa::mix(weights, values);
+    INFO("Mouse and Cheese: [w, W, w]; Eats: a third each (chapter 7)");
+    check_row(weights, 0, {small, large, small});
+    check_row(weights, 1, {third, third, third});
+    INFO("o_Mouse = w·[2, 0] + W·[1, 2] + w·[2, 0] = [4w + W, 2W]; o_Eats = [5/3, 2/3]");
+    check_row(outputs, 0, {4.0 * small + large, 2.0 * large});
+    check_row(outputs, 1, {5.0 / 3.0, 2.0 / 3.0});
+    CHECK_THAT(4.0 * small + large, WithinAbs(1.106, printed));
+    const sa::Matrix causal_weights = sa::softmax_rows(sa::apply_mask(scaled, sa::causal_mask(3, 3)));
+    const sa::Matrix causal_outputs = sa::mix(causal_weights, values);
+    INFO("causal: Mouse sees itself only, Eats sees Mouse and Eats with equal scores, Cheese sees all three");
+    check_row(causal_weights, 0, {1.0, 0.0, 0.0});
+    check_row(causal_weights, 1, {0.5, 0.5, 0.0});
+    check_row(causal_weights, 2, {small, large, small});
+    check_row(causal_outputs, 0, {2.0, 0.0});
+    check_row(causal_outputs, 1, {1.5, 1.0});
+    INFO("rowsum(dO∘O) for dO at (Eats, f2) is o_Eats,f2 = 1, and so is rowsum(dA∘A) = ½·0 + ½·2");
+    const sa::Matrix upstream{{0, 0}, {0, 1}, {0, 0}};
+    const sa::Matrix blame = sa::mix_backward(causal_weights, values, upstream).d_weights;
+    CHECK(sa::rowsum_product(blame, causal_weights)(1, 0) == 1.0);
+    CHECK(sa::rowsum_product(upstream, causal_outputs)(1, 0) == 1.0);
+}
+
+TEST_CASE("Worked example: dA and dV for L = o_Mouse,f2", "[ch11]")
+{
+    const Worked run = worked(false, sa::Matrix{{0, 1}, {0, 0}, {0, 0}});
+    INFO("dA = dO·Vᵀ: only Mouse's row, and it is the second feature of each value: [0, 2, 0]");
+    check_row(run.grads.d_weights, 0, {0.0, 2.0, 0.0});
+    check_row(run.grads.d_weights, 1, {0.0, 0.0, 0.0});
+    check_row(run.grads.d_weights, 2, {0.0, 0.0, 0.0});
+    INFO("dV = Aᵀ·dO: the second column is Mouse's weights [w, W, w] = [0.053, 0.894, 0.053]");
+    check_row(run.grads.d_values, 0, {0.0, small});
+    check_row(run.grads.d_values, 1, {0.0, large});
+    check_row(run.grads.d_values, 2, {0.0, small});
+    CHECK_THAT(small, WithinAbs(0.053, printed));
+    CHECK_THAT(large, WithinAbs(0.894, printed));
+}
+
+TEST_CASE("Worked example: dS' is 2wW·[−1, 2, −1] in Mouse's row and dS is that over √2", "[ch11]")
+{
+    const Worked run = worked(false, sa::Matrix{{0, 1}, {0, 0}, {0, 0}});
+    // rowsum(dA∘A) = 2W, so dS'_Mouse = [w(0 − 2W), W(2 − 2W), w(0 − 2W)]; and 2 − 2W = 2(1 − W) = 4w.
+    INFO("dS'_Mouse = [−2wW, 4wW, −2wW] with 2wW = 0.0946");
+    check_row(run.grads.d_masked, 0, {-blame, 2.0 * blame, -blame});
+    CHECK_THAT(blame, WithinAbs(0.095, printed));
+    check_row(run.grads.d_masked, 1, {0.0, 0.0, 0.0});
+    INFO("dS = dS'/√2");
+    check_row(run.grads.d_scores, 0, {-blame / root_two, 2.0 * blame / root_two, -blame / root_two});
+    CHECK_THAT(blame / root_two, WithinAbs(0.067, printed));
+    CHECK_THAT(2.0 * blame / root_two, WithinAbs(0.134, printed));
+    check_row(run.grads.d_scores, 2, {0.0, 0.0, 0.0});
+}
+
+TEST_CASE("Worked example: dQ, dK and the three weight gradients", "[ch11]")
+{
+    const Worked run = worked(false, sa::Matrix{{0, 1}, {0, 0}, {0, 0}});
+    const double unit = blame / root_two;  // dS_Mouse = unit·[−1, 2, −1]
+    INFO("dq_Mouse = unit·(−[2, 0] + 2·[1, 2] − [2, 0]) = unit·[−2, 4]");
+    check_row(run.grads.d_queries, 0, {-2.0 * unit, 4.0 * unit});
+    check_row(run.grads.d_queries, 1, {0.0, 0.0});
+    INFO("dk_j = dS_Mouse,j · q_Mouse = dS_Mouse,j · [0, 2]");
+    check_row(run.grads.d_keys, 0, {0.0, -2.0 * unit});
+    check_row(run.grads.d_keys, 1, {0.0, 4.0 * unit});
+    check_row(run.grads.d_keys, 2, {0.0, -2.0 * unit});
+    INFO("dW_Q = Eᵀ·dQ = [2, 0]ᵀ·dq_Mouse");
+    check_row(run.grads.d_w_query, 0, {-4.0 * unit, 8.0 * unit});
+    check_row(run.grads.d_w_query, 1, {0.0, 0.0});
+    INFO("dW_K = Eᵀ·dK: feature 1 is 2·(−2) + 1·4 + 2·(−2) = −4 units, feature 2 is 2·4 = 8 units");
+    check_row(run.grads.d_w_key, 0, {0.0, -4.0 * unit});
+    check_row(run.grads.d_w_key, 1, {0.0, 8.0 * unit});
+    INFO("dW_V = Eᵀ·dV: feature 1 is 2w + W + 2w = o_Mouse,f1 and feature 2 is 2W = o_Mouse,f2");
+    check_row(run.grads.d_w_value, 0, {0.0, 4.0 * small + large});
+    check_row(run.grads.d_w_value, 1, {0.0, 2.0 * large});
+    INFO("dE = dQ·W_Qᵀ (W_Q swaps the features) + dK + dV (W_K and W_V are the identity)");
+    check_row(run.grads.d_embeddings, 0, {4.0 * unit, -2.0 * unit - 2.0 * unit + small});
+    check_row(run.grads.d_embeddings, 1, {0.0, 4.0 * unit + large});
+    check_row(run.grads.d_embeddings, 2, {0.0, -2.0 * unit + small});
+}
+
+TEST_CASE("Worked example: rowsum(dA∘A) is 2W = 1.789 for Mouse, the same as rowsum(dO∘O) = o_Mouse,f2", "[ch11]")
+{
+    const Worked run = worked(false, sa::Matrix{{0, 1}, {0, 0}, {0, 0}});
+    const sa::Example example = sa::mouse_eats_cheese();
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+    const sa::Matrix weights = sa::softmax_rows(sa::scale(sa::scores(queries, keys), 2));
+    const sa::Matrix outputs = sa::mix(weights, values);
+    const sa::Matrix over_weights = sa::rowsum_product(run.grads.d_weights, weights);
+    const sa::Matrix over_outputs = sa::rowsum_product(run.upstream, outputs);
+    INFO("Mouse: 2·W = 2·0.894; the other rows have dO = 0");
+    CHECK_THAT(over_weights(0, 0), WithinAbs(2.0 * large, 1e-15));
+    CHECK_THAT(over_outputs(0, 0), WithinAbs(2.0 * large, 1e-15));
+    CHECK_THAT(2.0 * large, WithinAbs(1.789, printed));
+    CHECK(over_weights(1, 0) == 0.0);
+    CHECK(over_outputs(2, 0) == 0.0);
+}
+
+TEST_CASE("Worked example, causal, L = o_Eats,f2: Eats splits 1/2 and 1/2, so dS' is [−1/2, 1/2, 0]", "[ch11]")
+{
+    const Worked run = worked(true, sa::Matrix{{0, 0}, {0, 1}, {0, 0}});
+    INFO("Eats sees Mouse and Eats with equal scores 4/√2: A_Eats = [1/2, 1/2, 0]; dA_Eats = [0, 2, 0]; "
+         "rowsum(dA∘A) = 1; dS'_Eats = [½(0 − 1), ½(2 − 1), 0]");
+    check_row(run.grads.d_masked, 1, {-0.5, 0.5, 0.0});
+    INFO("the masked entry gets exactly 0, and so does every entry of the other rows (their dO is 0)");
+    CHECK(run.grads.d_masked(1, 2) == 0.0);
+    CHECK(run.grads.d_scaled(0, 1) == 0.0);
+    CHECK(run.grads.d_scaled(0, 2) == 0.0);
+    const double half_root = 0.5 / root_two;  // dS = dS'/√2 = ±1/(2√2) = ±0.354
+    check_row(run.grads.d_scores, 1, {-half_root, half_root, 0.0});
+    INFO("dq_Eats = (1/(2√2))·(−[2, 0] + [1, 2]) = (1/(2√2))·[−1, 2]");
+    check_row(run.grads.d_queries, 1, {-half_root, 2.0 * half_root});
+    INFO("dk_Mouse = −(1/(2√2))·q_Eats = −(1/(2√2))·[2, 1], dk_Eats the opposite, Cheese masked: 0");
+    check_row(run.grads.d_keys, 0, {-2.0 * half_root, -half_root});
+    check_row(run.grads.d_keys, 1, {2.0 * half_root, half_root});
+    check_row(run.grads.d_keys, 2, {0.0, 0.0});
+    check_row(run.grads.d_values, 0, {0.0, 0.5});
+    check_row(run.grads.d_values, 1, {0.0, 0.5});
+    INFO("dW_Q = e_Eatsᵀ·dq_Eats = [1, 2]ᵀ·(1/(2√2))[−1, 2]");
+    check_row(run.grads.d_w_query, 0, {-half_root, 2.0 * half_root});
+    check_row(run.grads.d_w_query, 1, {-2.0 * half_root, 4.0 * half_root});
+    INFO("dW_K = [2, 0]ᵀ·dk_Mouse + [1, 2]ᵀ·dk_Eats = (1/(2√2))·[−1, 2]ᵀ·[2, 1]");
+    check_row(run.grads.d_w_key, 0, {-2.0 * half_root, -half_root});
+    check_row(run.grads.d_w_key, 1, {4.0 * half_root, 2.0 * half_root});
+    INFO("dW_V = [2, 0]ᵀ·[0, ½] + [1, 2]ᵀ·[0, ½] = [[0, 1.5], [0, 1]]");
+    check_row(run.grads.d_w_value, 0, {0.0, 1.5});
+    check_row(run.grads.d_w_value, 1, {0.0, 1.0});
+    INFO("dE_Mouse = dk_Mouse + dv_Mouse; dE_Eats = dq_Eats swapped + dk_Eats + dv_Eats");
+    check_row(run.grads.d_embeddings, 0, {-2.0 * half_root, -half_root + 0.5});
+    check_row(run.grads.d_embeddings, 1, {4.0 * half_root, 0.5});
+    check_row(run.grads.d_embeddings, 2, {0.0, 0.0});
+}
+
+TEST_CASE("Worked example: every gradient the program prints agrees with central differences", "[ch11]")
+{
+    for (const bool causal : {false, true}) {
+        INFO((causal ? "causal, L = o_Eats,f2" : "no mask, L = o_Mouse,f2"));
+        const sa::Example example = sa::mouse_eats_cheese();
+        const sa::Matrix upstream = causal ? sa::Matrix{{0, 0}, {0, 1}, {0, 0}} : sa::Matrix{{0, 1}, {0, 0}, {0, 0}};
+        const sa::Matrix mask = causal ? sa::causal_mask(3, 3) : sa::Matrix(3, 3, 0.0);
+        const auto checks = sa::gradient_checks(example.embeddings, example.w_query, example.w_key, example.w_value,
+                                                mask, upstream, step);
+        for (const auto& check : checks) {
+            require_agree(check.name, check.analytic, check.numeric);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The experiment: the seed's claim that large scores starve the gradients
+
+namespace {
+
+std::vector<sa::StarvationRow> chapter_experiment()
+{
+    // Exactly as the program draws it: seed 2017, 8 keys, d_model = 8, d_v = 4, 101 queries.
+    sa::SplitMix64 generator(2017);
+    std::vector<sa::StarvationRow> rows;
+    for (const std::size_t key_dim : {2, 16, 64, 256, 1024}) {
+        rows.push_back(sa::gradient_starvation(key_dim, 8, 8, 4, 101, generator));
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("Experiment: without scaling the typical gradient collapses by orders of magnitude", "[ch11]")
+{
+    const auto rows = chapter_experiment();
+    REQUIRE(rows.size() == 5);
+    const sa::GradientSize& small_dim = rows.front().raw;
+    const sa::GradientSize& large_dim = rows.back().raw;
+    INFO("at d_k = 1024 the raw scores are about 32 times unit normals. The gap g between the two largest of 8 unit "
+         "normals has median 0.44, so half the queries have a gap of 32·0.44 = 14 or more and 1 − p below e^{−14}, "
+         "about 1e-6; their dS' is that small, against about 0.6 at d_k = 2, where nothing saturates");
+    CHECK(large_dim.scores_median < 1e-4);
+    CHECK(small_dim.scores_median > 0.3);
+    INFO("dq = Σ_j dS_j k_j with |k_j| about 32 and |e| about √8 multiplies dS' by a few hundred at most, "
+         "so the median |dW_Q| falls by at least a factor 100 as well");
+    CHECK(large_dim.w_query_median < small_dim.w_query_median / 100.0);
+    INFO("the median falls from one d_k to the next from 16 on: the gap grows like √d_k and 1 − p like e^{−gap}");
+    for (std::size_t i = 2; i < rows.size(); ++i) {
+        CHECK(rows[i].raw.scores_median < rows[i - 1].raw.scores_median);
+    }
+}
+
+TEST_CASE("Experiment: without scaling the mean gradient to W_Q does not collapse: rare near-ties carry it", "[ch11]")
+{
+    const auto rows = chapter_experiment();
+    const sa::GradientSize& large_dim = rows.back().raw;
+    INFO("a gap below 1/32 has probability about 1.42/32 = 4.4% and leaves p(1−p) near 1/4; such a query sends "
+         "|dq| of order 32·|dS'|, with |dS'| of order 1/2, and |dW_Q| = |e|·|dq| of order 40; averaged over all "
+         "queries that is above 1, while the median query sends almost nothing");
+    CHECK(large_dim.w_query_mean > 1.0);
+    CHECK(large_dim.w_query_mean > 1000.0 * large_dim.w_query_median);
+}
+
+TEST_CASE("Experiment: with scaling the gradients stay the same size at every d_k", "[ch11]")
+{
+    const auto rows = chapter_experiment();
+    for (const sa::StarvationRow& row : rows) {
+        INFO("d_k = " << row.key_dim << ": scaled scores have variance 1 at every d_k, so the softmax and dS' "
+             "see the same distribution; over 101 queries the median |dS'| (about 0.6) varies by about ±0.05 from "
+             "seed to seed, so [0.45, 0.8] is more than 3 standard errors on each side");
+        CHECK(row.scaled.scores_median > 0.45);
+        CHECK(row.scaled.scores_median < 0.8);
+        INFO("dS = dS'/√d_k and |k_j| ≈ √d_k cancel in dq = Σ dS_j k_j, so |dW_Q| has the same scale at every d_k: "
+             "about 1.6 from d_k = 16 on (±0.15 from seed to seed), a little lower at d_k = 2");
+        if (row.key_dim >= 16) {
+            CHECK(row.scaled.w_query_median > 1.1);
+            CHECK(row.scaled.w_query_median < 2.2);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // The checker itself (support code, not an exercise)
 
 TEST_CASE("numeric_gradient of a quadratic is exact up to rounding, and relative_difference measures it",
@@ -531,4 +797,21 @@ TEST_CASE("numeric_gradient of a quadratic is exact up to rounding, and relative
     CHECK(sa::relative_difference(sa::Matrix(2, 2), sa::Matrix(2, 2)) == 0.0);
     CHECK_THROWS_AS(sa::numeric_gradient(loss, at, 0.0), std::invalid_argument);
     CHECK_THROWS_AS(sa::relative_difference(exact, sa::Matrix(2, 3)), sa::ShapeError);
+}
+
+TEST_CASE("frobenius_norm, median and rowsum_product on numbers worked by hand", "[ch11][support]")
+{
+    INFO("√(3² + 4²) = 5");
+    CHECK(sa::frobenius_norm(sa::Matrix{{3.0, 0.0}, {0.0, -4.0}}) == 5.0);
+    CHECK(sa::frobenius_norm(sa::Matrix()) == 0.0);
+    CHECK(sa::median({3.0, 1.0, 2.0}) == 2.0);
+    CHECK(sa::median({4.0, 1.0, 3.0, 2.0}) == 2.5);
+    CHECK_THROWS_AS(sa::median({}), std::invalid_argument);
+    const sa::Matrix sums = sa::rowsum_product(sa::Matrix{{1, 2}, {3, 4}}, sa::Matrix{{5, 6}, {7, 8}});
+    INFO("1·5 + 2·6 = 17, 3·7 + 4·8 = 53");
+    CHECK(sums(0, 0) == 17.0);
+    CHECK(sums(1, 0) == 53.0);
+    CHECK_THROWS_AS(sa::rowsum_product(sa::Matrix(2, 2), sa::Matrix(2, 3)), sa::ShapeError);
+    sa::SplitMix64 generator(1);
+    CHECK_THROWS_AS(sa::gradient_starvation(0, 8, 8, 4, 1, generator), std::invalid_argument);
 }

@@ -151,7 +151,7 @@ std::vector<std::string> head_labels(std::size_t heads, const std::vector<std::s
     return result;
 }
 
-//> split-heads-by-reshape
+//> heads-by-reshape
 std::vector<Matrix> split_heads_by_reshape(const Matrix& matrix, std::size_t heads)
 {
     const std::size_t width = head_width("split_heads_by_reshape", "the matrix", matrix, heads);
@@ -169,7 +169,7 @@ std::vector<Matrix> split_heads_by_reshape(const Matrix& matrix, std::size_t hea
     }
     return blocks;
 }
-//< split-heads-by-reshape
+//< heads-by-reshape
 
 Matrix concat_heads_by_reshape(const std::vector<Matrix>& heads)
 {

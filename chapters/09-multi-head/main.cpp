@@ -33,17 +33,23 @@ const std::vector<sa::ProgramOption> options = {
     {"--wo", "M", "W_O, one row per column of --wv (the default adds the heads)", "1,0;0,1;1,0;0,1"},
     {"--source", "M", "the sequence cross-attention reads, one row per token", "1,2;2,0"}};
 
-// A matrix option whose default stops fitting when the reader's matrices change width.
+bool is_default(const sa::Example& example, const sa::ProgramOption& option)
+{
+    return example.options.at(option.name) == option.default_value;
+}
+
+// A matrix option that needs `size` rows (or columns); a default that no longer fits says so.
 sa::Matrix sized_option(const sa::Example& example, const sa::ProgramOption& option, std::size_t size, bool by_rows,
                         const std::string& why)
 {
     const sa::Matrix matrix = sa::matrix_option(example, option.name);
     const std::size_t got = by_rows ? matrix.rows() : matrix.cols();
     if (got != size) {
-        throw sa::UsageError(fmt::format("{}: expected {} {}{} ({}), {} {}", option.name, size, by_rows ? "row" : "column",
-                                         size == 1 ? "" : "s", why,
-                                         example.options.at(option.name) == option.default_value ? "but the default has" : "got",
-                                         example.options.at(option.name) == option.default_value ? fmt::format("{}; pass your own {}", got, option.name) : std::to_string(got)));
+        const std::string what = fmt::format("{} {}{} ({})", size, by_rows ? "row" : "column", size == 1 ? "" : "s", why);
+        throw sa::UsageError(is_default(example, option)
+                                 ? fmt::format("{}: expected {}, but the default has {}; pass your own {}", option.name,
+                                               what, got, option.name)
+                                 : fmt::format("{}: expected {}, got {}", option.name, what, got));
     }
     return matrix;
 }
@@ -51,10 +57,12 @@ sa::Matrix sized_option(const sa::Example& example, const sa::ProgramOption& opt
 std::string multi_head_chapter(const sa::Example& example)
 {
     const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 64));
-    for (const sa::Matrix* matrix : {&example.w_query, &example.w_value}) {
-        if (matrix->cols() % heads != 0) {
-            throw sa::UsageError(fmt::format("--heads: {} heads do not divide the {} columns of {}; choose a divisor",
-                                             heads, matrix->cols(), matrix == &example.w_query ? "--wq" : "--wv"));
+    for (const auto& [name, width] : {std::pair{"--wq", example.w_query.cols()}, {"--wv", example.w_value.cols()}}) {
+        if (width % heads != 0) {
+            const bool fixed = is_default(example, options[0]);
+            throw sa::UsageError(fmt::format("--heads: {}{} does not divide the {} columns of {}; {}",
+                                             fixed ? "the default " : "", heads, width, name,
+                                             fixed ? "pass your own --heads" : fmt::format("choose a divisor of {}", width)));
         }
     }
     const sa::Matrix w_out = sized_option(example, options[1], example.w_value.cols(), true, "one per column of --wv");

@@ -45,7 +45,8 @@ sa::Matrix sized_option(const sa::Example& example, const sa::ProgramOption& opt
     const sa::Matrix matrix = sa::matrix_option(example, option.name);
     const std::size_t got = by_rows ? matrix.rows() : matrix.cols();
     if (got != size) {
-        const std::string what = fmt::format("{} {}{} ({})", size, by_rows ? "row" : "column", size == 1 ? "" : "s", why);
+        const std::string what =
+            fmt::format("{} {}{} ({})", size, by_rows ? "row" : "column", size == 1 ? "" : "s", why);
         throw sa::UsageError(is_default(example, option)
                                  ? fmt::format("{}: expected {}, but the default has {}; pass your own {}", option.name,
                                                what, got, option.name)
@@ -62,7 +63,8 @@ std::string multi_head_chapter(const sa::Example& example)
             const bool fixed = is_default(example, options[0]);
             throw sa::UsageError(fmt::format("--heads: {}{} does not divide the {} columns of {}; {}",
                                              fixed ? "the default " : "", heads, width, name,
-                                             fixed ? "pass your own --heads" : fmt::format("choose a divisor of {}", width)));
+                                             fixed ? "pass your own --heads"
+                                                   : fmt::format("choose a divisor of {}", width)));
         }
     }
     const sa::Matrix w_out = sized_option(example, options[1], example.w_value.cols(), true, "one per column of --wv");
@@ -116,8 +118,11 @@ std::string multi_head_chapter(const sa::Example& example)
     const auto per_head = [&](std::size_t width) { return sa::head_labels(heads, features(width / heads)); };
     const auto pair = [&](const std::string& left, const std::string& right, const std::vector<std::string>& labels) {
         std::vector<std::string> both;
-        for (const std::string& label : labels) both.push_back(left + " " + label);
-        for (const std::string& label : labels) both.push_back(right + " " + label);
+        for (const std::string& side : {left, right}) {
+            for (const std::string& label : labels) {
+                both.push_back(side + " " + label);
+            }
+        }
         return both;
     };
     sa::Report report(example);
@@ -153,7 +158,8 @@ std::string multi_head_chapter(const sa::Example& example)
     report.table("Source", source, source_tokens, features(source.cols()));
     report.table("Keys from the source", source_keys, source_tokens, per_head(source_keys.cols()));
     report.table("Values from the source", source_values, source_tokens, per_head(source_values.cols()));
-    report.table("Weights of each head, side by side", sa::concat_heads(cross_weights), tokens, sa::head_labels(heads, source_tokens));
+    report.table("Weights of each head, side by side", sa::concat_heads(cross_weights), tokens,
+                 sa::head_labels(heads, source_tokens));
     report.table("Cross-attention outputs", cross, tokens, features(cross.cols()));
     const sa::Matrix alignments = sa::concat_heads({sa::causal_mask(n, m), sa::causal_mask_bottom_right(n, m)});
     report.table("Causal masks: top-left (sa::causal_mask) and bottom-right", alignments, tokens,

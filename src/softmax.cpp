@@ -7,7 +7,7 @@
 
 namespace sa {
 
-//> softmax_rows
+//> softmax-rows
 Matrix softmax_rows(const Matrix& scores)
 {
     // BEGIN SOLUTION softmax_rows: chapter 5, Softmax
@@ -52,7 +52,7 @@ Matrix softmax_rows(const Matrix& scores)
     return weights;
     // END SOLUTION
 }
-//< softmax_rows
+//< softmax-rows
 
 //> softmax-rows-backward
 Matrix softmax_rows_backward(const Matrix& weights, const Matrix& d_weights)

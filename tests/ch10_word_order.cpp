@@ -458,7 +458,7 @@ TEST_CASE("With rotary positions, moving the whole sentence along changes no out
     CHECK(sa::largest_difference(shifted, outputs) <= 1e-12);
 }
 
-TEST_CASE("reorder_rows and reorder_tokens write the sentence in a new order", "[ch10]")
+TEST_CASE("reorder_rows and reorder_tokens write the sentence in a new order", "[ch10][support]")
 {
     const sa::Matrix e{{2, 0}, {1, 2}, {0, 5}};
     const sa::Matrix moved = sa::reorder_rows(e, {2, 0, 1});

@@ -471,3 +471,42 @@ TEST_CASE("reorder_rows and reorder_tokens write the sentence in a new order", "
     CHECK_THROWS_AS(sa::reorder_rows(e, {0, 1}), std::invalid_argument);
     CHECK_THROWS_AS(sa::reorder_tokens({"A", "B"}, {0, 2}), std::invalid_argument);
 }
+
+TEST_CASE("The inputs the program prints: E + P and the rotated queries and keys", "[ch10]")
+{
+    const sa::Example example = sa::mouse_eats_cheese();
+    const sa::Matrix x = sa::add_positions(example.embeddings, sa::sinusoidal_encoding(3, 2));
+    INFO("Mouse [2,0] + [sin 0, cos 0] = [2, 1]; Eats [1,2] + [sin 1, cos 1] ≈ [1.841, 2.540]; "
+         "Cheese [2,0] + [sin 2, cos 2] ≈ [2.909, -0.416]");
+    CHECK(x(0, 0) == 2.0);
+    CHECK(x(0, 1) == 1.0);
+    CHECK_THAT(x(1, 0), WithinAbs(1.0 + std::sin(1.0), 1e-15));
+    CHECK_THAT(x(1, 1), WithinAbs(2.540, printed));
+    CHECK_THAT(x(2, 0), WithinAbs(2.909, printed));
+    CHECK_THAT(x(2, 1), WithinAbs(-0.416, printed));
+    const sa::Matrix swapped = sa::add_positions(sa::reorder_rows(example.embeddings, {1, 0, 2}),
+                                                 sa::sinusoidal_encoding(3, 2));
+    INFO("\"Eats Mouse Cheese\": Eats [1,2] + [0,1] = [1, 3]; Mouse [2,0] + [sin 1, cos 1] ≈ [2.841, 0.540]");
+    CHECK(swapped(0, 0) == 1.0);
+    CHECK(swapped(0, 1) == 3.0);
+    CHECK_THAT(swapped(1, 0), WithinAbs(2.841, printed));
+    CHECK_THAT(swapped(1, 1), WithinAbs(0.540, printed));
+
+    const sa::Matrix queries = sa::rope(sa::project(example.embeddings, example.w_query));
+    const sa::Matrix keys = sa::rope(sa::project(example.embeddings, example.w_key));
+    INFO("q_Eats = [2,1] at position 1 turns by 1 radian: [2 cos 1 - sin 1, 2 sin 1 + cos 1] ≈ [0.239, 2.223]");
+    CHECK_THAT(queries(1, 0), WithinAbs(2 * std::cos(1.0) - std::sin(1.0), 1e-15));
+    CHECK_THAT(queries(1, 0), WithinAbs(0.239, printed));
+    CHECK_THAT(queries(1, 1), WithinAbs(2.223, printed));
+    INFO("q_Cheese = [0,2] at position 2: [-2 sin 2, 2 cos 2] ≈ [-1.819, -0.832]; Mouse at 0 is not turned");
+    CHECK_THAT(queries(2, 0), WithinAbs(-1.819, printed));
+    CHECK_THAT(queries(2, 1), WithinAbs(-0.832, printed));
+    CHECK(queries(0, 0) == 0.0);
+    CHECK(queries(0, 1) == 2.0);
+    INFO("k_Eats = [1,2] at position 1: [cos 1 - 2 sin 1, sin 1 + 2 cos 1] ≈ [-1.143, 1.922]; "
+         "k_Cheese = [2,0] at 2: [2 cos 2, 2 sin 2] ≈ [-0.832, 1.819]");
+    CHECK_THAT(keys(1, 0), WithinAbs(-1.143, printed));
+    CHECK_THAT(keys(1, 1), WithinAbs(1.922, printed));
+    CHECK_THAT(keys(2, 0), WithinAbs(2 * std::cos(2.0), 1e-15));
+    CHECK_THAT(keys(2, 1), WithinAbs(1.819, printed));
+}

@@ -28,14 +28,14 @@ Sentence run(const sa::Example& example, const std::string& positions, const std
     const sa::Matrix embeddings = sa::reorder_rows(example.embeddings, order);  // the words in this order
     //> positions
     const std::size_t n = embeddings.rows();
-    sa::Matrix inputs = embeddings;  // "none": the embeddings alone
-    if (positions == "sinusoidal") {  // absolute: add P, row p = the encoding of position p
+    sa::Matrix inputs = embeddings;   // "none": the embeddings alone
+    if (positions == "sinusoidal") {  // absolute: X = E + P, row p of P encodes position p
         inputs = sa::add_positions(embeddings, sa::sinusoidal_encoding(n, embeddings.cols()));
     }
     sa::Matrix queries = sa::project(inputs, example.w_query);
     sa::Matrix keys = sa::project(inputs, example.w_key);
     const sa::Matrix values = sa::project(inputs, example.w_value);
-    if (positions == "rope") {  // relative: rotate each query and key by its position, never the values
+    if (positions == "rope") {  // relative: turn each query and key by its position, not V
         queries = sa::rope(queries);
         keys = sa::rope(keys);
     }
@@ -67,12 +67,12 @@ void compare_orders(sa::Report& report, const sa::Example& example, const std::s
 {
     //> two-orders
     std::vector<std::size_t> same(example.tokens.size());
-    std::iota(same.begin(), same.end(), std::size_t{0});  // 0, 1, 2, ...: the sentence as written
+    std::iota(same.begin(), same.end(), std::size_t{0});  // 0, 1, 2, ...: as written
     std::vector<std::size_t> order = same;
     std::swap(order[0], order[1]);  // 1, 0, 2, ...: the first two words trade places
     const Sentence original = run(example, positions, same);
     const Sentence reordered = run(example, positions, order);
-    const sa::Matrix moved = sa::reorder_rows(original.outputs, order);  // the old outputs, in the new order
+    const sa::Matrix moved = sa::reorder_rows(original.outputs, order);  // old outputs, new order
     const double difference = sa::largest_difference(reordered.outputs, moved);
     //< two-orders
     const auto features = [](const sa::Matrix& matrix) { return sa::feature_labels(matrix.cols()); };
@@ -95,8 +95,8 @@ void compare_orders(sa::Report& report, const sa::Example& example, const std::s
     }
     report.table("Outputs of " + quoted(original.tokens) + ", rows in the new order", moved, reordered.tokens,
                  features(moved));
-    report.text(fmt::format("The new outputs are the old rows in the new order: within 1e-15: {}; bit for bit: {}; "
-                            "largest difference: {}\n\n",
+    report.text(fmt::format("The new outputs are the old rows in the new order\n"
+                            "  within 1e-15: {}; bit for bit: {}; largest difference: {}\n\n",
                             difference <= 1e-15, sa::identical(reordered.outputs, moved),
                             sa::format_number(difference, example.precision)));
 }
@@ -121,11 +121,13 @@ void rotation_on_its_own(sa::Report& report, const sa::Example& example)
     const int digits = example.precision;
     const auto format = [digits](double value) { return sa::format_number(value, digits); };
     //> relative
-    const sa::Matrix query = one_row(sa::project(example.embeddings, example.w_query), 0);  // the first token asks
-    const sa::Matrix key = one_row(sa::project(example.embeddings, example.w_key), 1);      // the second is found
-    const sa::Matrix table = sa::rope_score_table(query, key, 6);  // (a, b): q at position a, k at position b
-    const double late = sa::scores(sa::rope(query, 5), sa::rope(key, 3))(0, 0);   // offset b − a = −2
-    const double early = sa::scores(sa::rope(query, 2), sa::rope(key, 0))(0, 0);  // offset b − a = −2
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    const sa::Matrix query = one_row(queries, 0);  // the first token asks ...
+    const sa::Matrix key = one_row(keys, 1);       // ... and the second is found
+    const sa::Matrix table = sa::rope_score_table(query, key, 6);  // (a, b): q at a, k at b
+    const double late = sa::scores(sa::rope(query, 5), sa::rope(key, 3))(0, 0);   // b − a = −2
+    const double early = sa::scores(sa::rope(query, 2), sa::rope(key, 0))(0, 0);  // b − a = −2
     //< relative
     report.text("== Rotary embeddings on their own ==\n\n");
     report.table("q, the query of " + example.tokens[0], query, {"q"}, sa::feature_labels(query.cols()));
@@ -138,7 +140,7 @@ void rotation_on_its_own(sa::Report& report, const sa::Example& example)
                             format(length(sa::rope(query, 5)))));
 
     //> pairings
-    const sa::Matrix x{{1, 2, 3, 4}};                                      // d = 4: θ_0 = 1, θ_1 = 1/100
+    const sa::Matrix x{{1, 2, 3, 4}};  // d = 4: θ_0 = 1, θ_1 = 1/100
     const sa::Matrix adjacent = sa::rope(x, 1, sa::Pairing::adjacent);  // pairs (f1, f2), (f3, f4)
     const sa::Matrix halves = sa::rope(x, 1, sa::Pairing::halves);      // pairs (f1, f3), (f2, f4)
     //< pairings

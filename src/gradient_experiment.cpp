@@ -104,9 +104,10 @@ std::string starvation_table(const std::vector<StarvationRow>& rows, int precisi
                            width + 2, "median |dW_Q|", width + 3, "mean |dW_Q|", width + 2);
         for (const auto& row : rows) {
             const GradientSize& size = scaled ? row.scaled : row.raw;
-            out += fmt::format("  {:<11}{:>{}.{}e}{:>{}.{}e}{:>{}.{}e}{:>{}.{}e}\n", fmt::format("d_k = {}", row.key_dim),
-                               size.scores_median, width + 2, precision, size.scores_mean, width + 2, precision,
-                               size.w_query_median, width + 3, precision, size.w_query_mean, width + 2, precision);
+            const std::string label = fmt::format("d_k = {}", row.key_dim);
+            out += fmt::format("  {:<11}{:>{}.{}e}{:>{}.{}e}{:>{}.{}e}{:>{}.{}e}\n", label, size.scores_median,
+                               width + 2, precision, size.scores_mean, width + 2, precision, size.w_query_median,
+                               width + 3, precision, size.w_query_mean, width + 2, precision);
         }
         out += "\n";
     }

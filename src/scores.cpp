@@ -37,8 +37,9 @@ ScoreGrads scores_backward(const Matrix& queries, const Matrix& keys, const Matr
                                      shape(queries), shape(keys)));
     }
     if (d_scores.rows() != queries.rows() || d_scores.cols() != keys.rows()) {
-        throw ShapeError(fmt::format("scores_backward: dS is {} but S = Q·Kᵀ is {}×{}; dS needs the shape of the scores",
-                                     shape(d_scores), queries.rows(), keys.rows()));
+        throw ShapeError(fmt::format(
+            "scores_backward: dS is {} but S = Q·Kᵀ is {}×{}; dS needs the shape of the scores", shape(d_scores),
+            queries.rows(), keys.rows()));
     }
     ScoreGrads grads{Matrix(queries.rows(), queries.cols()), Matrix(keys.rows(), keys.cols())};
     for (std::size_t asking = 0; asking < queries.rows(); ++asking) {

@@ -320,9 +320,11 @@ TEST_CASE("project_backward agrees with finite differences when d_model ≠ d_ou
     const sa::Matrix blame = sa::random_matrix(3, 2, generator);
     const sa::ProjectionGrads grads = sa::project_backward(embeddings, weights, blame);
     require_agree("dW", grads.d_weights,
-                  gradient_of([&](const sa::Matrix& w) { return loss_of(sa::project(embeddings, w), blame); }, weights));
+                  gradient_of([&](const sa::Matrix& w) { return loss_of(sa::project(embeddings, w), blame); },
+                              weights));
     require_agree("dE", grads.d_embeddings,
-                  gradient_of([&](const sa::Matrix& e) { return loss_of(sa::project(e, weights), blame); }, embeddings));
+                  gradient_of([&](const sa::Matrix& e) { return loss_of(sa::project(e, weights), blame); },
+                              embeddings));
     CHECK_THROWS_WITH(sa::project_backward(embeddings, sa::Matrix(3, 2), blame),
                       Contains("project_backward") && Contains("3×4") && Contains("3×2"));
     CHECK_THROWS_WITH(sa::project_backward(embeddings, weights, sa::Matrix(3, 3)),

@@ -10,6 +10,25 @@ namespace {
 // The rows of W_Q and W_K: three that say which word it is, two for the value it carries.
 const std::vector<std::string> embedding_features = {"Mouse", "Eats", "Cheese", "carried 1", "carried 2"};
 
+//> word-scores
+// The three words carrying nothing: the query each one sends against the key each one advertises.
+sa::Matrix bare_word_scores(const sa::Projections& layer)
+{
+    sa::Matrix bare_words(3, embedding_features.size(), 0.0);
+    for (std::size_t word = 0; word < 3; ++word) {
+        bare_words(word, word) = 1.0;
+    }
+    return sa::scores(sa::project(bare_words, layer.w_query), sa::project(bare_words, layer.w_key));
+}
+//< word-scores
+
+void draw_attention(const sa::Report& report, const std::string& file, const std::string& title,
+                    const sa::Matrix& weights, const std::vector<std::string>& tokens)
+{
+    report.heatmap(file, {.title = title, .values = weights, .row_labels = tokens, .col_labels = tokens,
+                          .scale_label = "weight"});
+}
+
 std::string training_chapter(const sa::Example& example)
 {
     //> setup
@@ -43,15 +62,7 @@ std::string training_chapter(const sa::Example& example)
     //< loop
     const sa::Matrix weights_after = sa::layer_weights(layer, shown.embeddings);
     const sa::Matrix outputs_after = sa::layer_outputs(layer, shown.embeddings);
-    //> word-scores
-    // The three words carrying nothing: the query each one sends against the key each one advertises.
-    sa::Matrix bare_words(3, embedding_features.size(), 0.0);
-    for (std::size_t word = 0; word < 3; ++word) {
-        bare_words(word, word) = 1.0;
-    }
-    const sa::Matrix word_scores =
-        sa::scores(sa::project(bare_words, layer.w_query), sa::project(bare_words, layer.w_key));
-    //< word-scores
+    const sa::Matrix word_scores = bare_word_scores(layer);
 
     sa::Report report(example);
     const int digits = example.precision;
@@ -79,12 +90,8 @@ std::string training_chapter(const sa::Example& example)
                             sa::right_words(layer, held_out), 3 * held_out.size(),
                             sa::solved_sentences(layer, held_out, 0.1), held_out.size()));
     report.line_plot("loss.svg", sa::loss_plot(training_loss, 10, checkpoints, held_out_loss));
-    report.heatmap("weights-before.svg", {.title = "Attention weights before training", .values = weights_before,
-                                          .row_labels = shown.tokens, .col_labels = shown.tokens,
-                                          .scale_label = "weight"});
-    report.heatmap("weights-after.svg", {.title = "Attention weights after training", .values = weights_after,
-                                         .row_labels = shown.tokens, .col_labels = shown.tokens,
-                                         .scale_label = "weight"});
+    draw_attention(report, "weights-before.svg", "Attention weights before training", weights_before, shown.tokens);
+    draw_attention(report, "weights-after.svg", "Attention weights after training", weights_after, shown.tokens);
     return report.str();
 }
 

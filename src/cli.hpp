@@ -40,8 +40,8 @@ public:
 /// \throws UsageError for an empty matrix, an empty row (as after a trailing `;`), an
 ///         empty entry, an entry that is not a number or does not fit a double, or a
 ///         row with a different number of entries than row 1; the message names the
-///         option and the row, on one line (the reader's text is quoted, with any line
-///         break written as `\n`)
+///         option and the row, on one line (the reader's text is quoted, and a line
+///         break in it is shown as an escape)
 [[nodiscard]] Matrix parse_matrix(std::string_view option, std::string_view text);
 
 /// \brief An option of one chapter's own, beyond the common set, e.g. `--heads H`.

@@ -181,8 +181,9 @@ def scenario_init_keeps_work(args):
     for name, parts in files.items():
         expect((workspace / name).read_text(encoding="utf-8") == learn.stub_text(parts), f"{name} is not its stub")
     edited = workspace / "projection.cpp"
+    # The first stub of the file is project's (project_backward's follows it).
     mine = edited.read_text(encoding="utf-8").replace(
-        "throw sa::NotImplemented(", "return embeddings;  // my first try\n    throw sa::NotImplemented(") + "// mine\n"
+        "throw sa::NotImplemented(", "return embeddings;  // my first try\n    throw sa::NotImplemented(", 1) + "// mine\n"
     edited.write_text(mine, encoding="utf-8")
     (workspace / "scores.cpp").unlink()
     second = run_learn(args, "init")

@@ -30,7 +30,7 @@ Matrix::Matrix(std::initializer_list<std::initializer_list<double>> rows)
 
 Matrix Matrix::from_rows(const std::vector<std::vector<double>>& rows)
 {
-    if (rows.empty() || rows.front().empty()) {
+    if (std::all_of(rows.begin(), rows.end(), [](const auto& row) { return row.empty(); })) {
         return {};
     }
     Matrix result(rows.size(), rows.front().size());

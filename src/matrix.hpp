@@ -40,6 +40,10 @@ public:
     Matrix() = default;
 
     /// \brief A rows×cols matrix with every entry set to \p fill.
+    ///
+    /// A matrix with no entries is always 0×0: `Matrix(0, 3)` and `Matrix(3, 0)` report
+    /// 0 rows and 0 columns, like `Matrix()`, so that every empty matrix equals every
+    /// other one and no loop over a dimension runs on a matrix without entries.
     /// \param rows number of rows
     /// \param cols number of columns
     /// \param fill the value of every entry
@@ -52,6 +56,7 @@ public:
 
     /// \brief Builds a matrix from a vector of rows.
     /// \param rows the rows; all must have the same length
+    /// \return the matrix; 0×0 when there are no rows or the rows are all empty
     /// \throws ShapeError if the rows have different lengths
     static Matrix from_rows(const std::vector<std::vector<double>>& rows);
 
@@ -62,8 +67,9 @@ public:
     /// \brief True for a matrix with no entries.
     [[nodiscard]] bool empty() const noexcept { return values_.empty(); }
 
-    /// \brief The entry in row \p row and column \p col.
-    /// \throws std::out_of_range if the index lies outside the matrix
+    /// \brief The entry in row \p row and column \p col, both counted from 0.
+    /// \throws std::out_of_range if the index lies outside the matrix: from
+    ///         row == rows() or col == cols() on, the first index past the end
     [[nodiscard]] double& operator()(std::size_t row, std::size_t col);
     /// \brief The entry in row \p row and column \p col.
     /// \throws std::out_of_range if the index lies outside the matrix
@@ -79,6 +85,10 @@ private:
 };
 
 /// \brief True if two matrices have the same shape and every entry the same bits.
+///
+/// The shape counts, not only the entries: a 1×2 and a 2×1 matrix holding the same
+/// two numbers in the same order are not identical, since one is a row and the
+/// other a column.
 ///
 /// Stricter than `==` in one way and kinder in another: 0.0 and -0.0 differ, and a
 /// NaN equals a NaN with the same bits, so two runs of the same computation on

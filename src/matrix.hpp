@@ -138,6 +138,43 @@ private:
 /// \return the labels
 [[nodiscard]] std::vector<std::string> feature_labels(std::size_t count);
 
+/// \brief Labels numbered in order: the prefix, then the number, e.g. "s1", "s2", "s3"
+///        or "pos 0", "pos 1".
+/// \param prefix the text before each number, e.g. "s" or "pos "
+/// \param count number of labels
+/// \param first the first number; 1 unless given
+/// \return the labels \f$ \text{prefix} + \text{first}, \dots, \text{prefix} + (\text{first} + \text{count} - 1) \f$
+[[nodiscard]] std::vector<std::string> numbered_labels(const std::string& prefix, std::size_t count,
+                                                       std::size_t first = 1);
+
+/// \brief The identity matrix \f$ I \f$: \f$ I_{ij} = 1 \f$ for \f$ i = j \f$, else 0.
+/// Multiplying by it changes nothing, bit for bit (for finite numbers).
+/// Shapes: the result is size×size; size 0 gives a 0×0 matrix.
+/// \param size the number of rows and of columns
+/// \return \f$ I \f$
+[[nodiscard]] Matrix identity(std::size_t size);
+
+/// \brief One row of a matrix, as a 1×d matrix (a row vector).
+/// \param matrix the matrix, n×d
+/// \param row which row, counted from 0
+/// \return row \p row, 1×d
+/// \throws std::out_of_range if \p row is not below n
+[[nodiscard]] Matrix row_vector(const Matrix& matrix, std::size_t row);
+
+/// \brief Matrices one under another: the rows of the first, then those of the second, and so on.
+/// Shapes: every part is n_i×d; the result is (n_0 + n_1 + ...)×d. No part gives a 0×0 matrix.
+/// \param parts the matrices, top first
+/// \return the stacked matrix
+/// \throws ShapeError if the parts have different numbers of columns, naming both shapes
+[[nodiscard]] Matrix stack_rows(const std::vector<Matrix>& parts);
+
+/// \brief The length of a row vector: \f$ \|x\| = \sqrt{x \cdot x} = \sqrt{\sum_j x_j^2} \f$.
+/// The sum runs from the first entry to the last, as in a score (chapter 2).
+/// \param vector x, 1×d; d = 0 gives 0
+/// \return \f$ \|x\| \f$
+/// \throws ShapeError if \p vector does not have exactly one row
+[[nodiscard]] double vector_length(const Matrix& vector);
+
 }  // namespace sa
 
 /// \cond

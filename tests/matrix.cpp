@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "matrix.hpp"
 
@@ -95,6 +98,49 @@ TEST_CASE("identical compares bits: NaN matches the same NaN, 0.0 and -0.0 diffe
     CHECK_FALSE(sa::identical(sa::Matrix{{0.0}}, sa::Matrix{{-0.0}}));
     CHECK_FALSE(sa::identical(sa::Matrix{{1, 2}}, sa::Matrix{{1}, {2}}));
     CHECK(sa::identical(sa::Matrix{{1, 2}}, sa::Matrix{{1, 2}}));
+}
+
+TEST_CASE("numbered_labels counts from 1 unless told, after the prefix", "[matrix]")
+{
+    INFO("feature_labels is numbered_labels with the prefix f");
+    CHECK(sa::numbered_labels("s", 3) == std::vector<std::string>{"s1", "s2", "s3"});
+    CHECK(sa::numbered_labels("f", 4) == sa::feature_labels(4));
+    CHECK(sa::numbered_labels("pos ", 2, 0) == std::vector<std::string>{"pos 0", "pos 1"});
+    CHECK(sa::numbered_labels("a = ", 0, 0).empty());
+}
+
+TEST_CASE("The identity matrix has ones on the diagonal and changes nothing it multiplies", "[matrix]")
+{
+    const sa::Matrix identity = sa::identity(3);
+    CHECK(identity == sa::Matrix{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}});
+    CHECK(sa::identity(0).empty());
+}
+
+TEST_CASE("row_vector copies one row as a 1×d matrix and refuses a row outside", "[matrix]")
+{
+    const sa::Matrix matrix{{2, 0, 1}, {1, 2, 3}};
+    CHECK(sa::identical(sa::row_vector(matrix, 1), sa::Matrix{{1, 2, 3}}));
+    CHECK_THROWS_AS(sa::row_vector(matrix, 2), std::out_of_range);
+    CHECK_THROWS_WITH(sa::row_vector(matrix, 2), Contains("row 2 of a 2×3 matrix"));
+}
+
+TEST_CASE("stack_rows puts the parts one under another", "[matrix]")
+{
+    const sa::Matrix top{{1, 2}};
+    const sa::Matrix bottom{{3, 4}, {5, 6}};
+    CHECK(sa::identical(sa::stack_rows({top, bottom}), sa::Matrix{{1, 2}, {3, 4}, {5, 6}}));
+    CHECK(sa::stack_rows({}).empty());
+    CHECK_THROWS_AS(sa::stack_rows({top, sa::Matrix{{1, 2, 3}}}), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::stack_rows({top, sa::Matrix{{1, 2, 3}}}), Contains("a part is 1×3 but the first is 1×2"));
+}
+
+TEST_CASE("vector_length is the square root of the sum of squares of one row", "[matrix]")
+{
+    INFO("|(3, 4)| = sqrt(9 + 16) = 5, exactly; |(1, 2, 3, 4)| = sqrt(30)");
+    CHECK(sa::vector_length(sa::Matrix{{3, 4}}) == 5.0);
+    CHECK_THAT(sa::vector_length(sa::Matrix{{1, 2, 3, 4}}), Catch::Matchers::WithinRel(std::sqrt(30.0), 1e-15));
+    CHECK_THROWS_AS(sa::vector_length(sa::Matrix{{1, 2}, {3, 4}}), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::vector_length(sa::Matrix{{1, 2}, {3, 4}}), Contains("vector_length: the vector is 2×2"));
 }
 
 TEST_CASE("A matrix with one zero dimension is the empty 0×0 matrix", "[matrix]")

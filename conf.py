@@ -3,6 +3,7 @@
 Build it through CMake (the README's first command), which first runs Doxygen and
 every chapter program, then calls /usr/bin/sphinx-build with warnings as errors.
 """
+import html
 import os
 import shutil
 
@@ -146,21 +147,72 @@ def make_furo_self_contained(app, exception):
 class BookLiteralInclude(LiteralInclude):
     """literalinclude without the exercise markers: a listing shows the code as a reader
     needs it, not the ``// BEGIN SOLUTION`` / ``// END SOLUTION`` lines that tools/learn
-    uses to make the exercise stubs (as Crafting Interpreters hides its snippet tags)."""
+    uses to make the exercise stubs (as Crafting Interpreters hides its snippet tags).
+
+    A listing that held such a region is the exercise's answer, so it comes folded in a
+    ``<details class="solution">`` block: a learner scrolling past does not see it, and
+    a reader opens it with one click. Listings of the chapter programs stay open."""
 
     MARKERS = ("// BEGIN SOLUTION", "// END SOLUTION")
 
     def run(self):
         result = super().run()
+        solutions = []
         for node in result:
             for block in node.findall(nodes.literal_block):
                 lines = block.astext().split("\n")
                 kept = [line for line in lines if not line.strip().startswith(self.MARKERS)]
+                solutions += [line.strip()[len(self.MARKERS[0]):].strip() for line in lines
+                              if line.strip().startswith(self.MARKERS[0])]
                 if len(kept) != len(lines):
                     text = "\n".join(kept)
                     block.rawsource = text
                     block[:] = [nodes.Text(text)]
-        return result
+        if not solutions:
+            return result
+        return [nodes.raw("", solution_summary(solutions), format="html"), *result,
+                nodes.raw("", "</details>", format="html")]
+
+
+def solution_summary(markers):
+    """The opening of the folded block, from markers such as "attention: chapter 7, The whole formula"."""
+    names = [marker.split(":", 1)[0].strip() for marker in markers]
+    chapter = markers[0].split(":", 1)[1].split(",", 1)[0].strip() if ":" in markers[0] else ""
+    code = ", ".join(f'<code class="docutils literal notranslate"><span class="pre">{html.escape(name)}</span></code>'
+                     for name in names)
+    what = "solutions" if len(names) > 1 else "solution"
+    exercise = "exercises" if len(names) > 1 else "exercise"
+    of_chapter = f" of {html.escape(chapter)}" if chapter else ""
+    return (f'<details class="solution"><summary>Show the {what}: the {exercise} {code}{of_chapter} '
+            f'<span class="solution-note">(try it yourself first)</span></summary>')
+
+
+# Sphinx writes the front page at docs/index.html, because root_doc lives in docs/.
+# A reader looks for the book's index.html at the top of its folder: one is put there
+# that forwards to the front page (from file:// too, and without JavaScript).
+FRONT_DOOR = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="0; url=docs/index.html">
+<title>{title}</title>
+<link rel="icon" href="_static/favicon.svg">
+</head>
+<body>
+<p><a href="docs/index.html">{title}: open the front page</a></p>
+</body>
+</html>
+"""
+
+
+def write_front_door(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    front = app.builder.get_target_uri(app.config.root_doc)
+    if front != "index.html":
+        with open(os.path.join(app.outdir, "index.html"), "w", encoding="utf-8") as file:
+            file.write(FRONT_DOOR.replace("docs/index.html", front).format(title=html.escape(project)))
 
 
 def setup(app):
@@ -168,4 +220,5 @@ def setup(app):
     app.add_directive("chapter-figure", ChapterFigure)
     app.connect("build-finished", copy_mathjax)
     app.connect("build-finished", make_furo_self_contained)
+    app.connect("build-finished", write_front_door)
     return {"parallel_read_safe": True}

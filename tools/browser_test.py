@@ -13,6 +13,13 @@ per problem, naming the page) when
   runs outside the figure;
 * the JavaScript console shows an error;
 * a page is wider than a 390-pixel phone screen;
+* a listing is cut off (at 1280 pixels none may be; at 390 only program output
+  may scroll sideways), or a copy button covers a character of a listing;
+* a heading shows a raw underscore (d_k instead of typeset math);
+* an exercise's solution is visible before the reader opens it, a folded block
+  holds something else, or it does not open on a click; a chapter shows no listing;
+* the front page's first paragraph does not link to "How to use this book", or
+  the book's own index.html does not lead to the front page;
 * a link points to a page of the book that does not exist;
 * the book's search finds nothing for "softmax".
 
@@ -39,6 +46,7 @@ DESKTOP = (1280, 900)
 PHONE = 390
 SEARCH_TERM = "softmax"
 SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
+FRONT_PAGE = "docs/index.html"
 # Schemes that never reach a network: inline data, and Chromium's own pages
 # (its start page loads chrome:// resources before the first book page opens).
 INSIDE_THE_BROWSER = ("data", "about", "blob", "chrome", "chrome-extension", "chrome-untrusted", "devtools")
@@ -229,6 +237,97 @@ return found;
 """
 
 
+# Listings: no code line cut off (at desktop width none at all; on a phone, program
+# output may scroll sideways, code and commands wrap), and no copy button over code text.
+CODE_LAYOUT = """
+const phone = arguments[0];
+const found = [];
+const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
+  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
+const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+const name = block => (Array.from(block.closest('div[class*="highlight-"]')?.classList || [])
+  .find(c => c.startsWith('highlight-')) || 'highlight').replace('highlight-', '') + ' listing';
+const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
+for (const block of document.querySelectorAll('article div.highlight')) {
+  const pre = block.querySelector('pre');
+  if (!pre || !visible(pre)) continue;
+  const output = block.closest('.highlight-text') !== null;
+  if (pre.scrollWidth > pre.clientWidth + 1 && !(phone && output)) {
+    found.push(name(block) + ' ' + start(pre) + ' is cut off: its lines need ' + pre.scrollWidth +
+               ' px, the column has ' + pre.clientWidth + ' px');
+  }
+  const button = block.querySelector('button.copybtn');
+  if (!button) continue;
+  const area = button.getBoundingClientRect();
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  let covered = null;
+  for (let node = walker.nextNode(); node && !covered; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    range.selectNodeContents(node);
+    if (!Array.from(range.getClientRects()).some(r => meet(r, area))) continue;
+    for (let i = 0; i < node.length && !covered; ++i) {
+      if (!node.data[i].trim()) continue;
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      if (Array.from(range.getClientRects()).some(r => meet(r, area))) {
+        covered = node.data.slice(Math.max(0, i - 12), i + 12).trim();
+      }
+    }
+  }
+  if (covered) found.push('the copy button covers the text "' + covered + '" of the ' + name(block) + ' ' + start(pre));
+}
+return found;
+"""
+
+# Facts about the reader's way in: headings without raw markup, the answer of each
+# exercise folded, and the front page's first paragraph pointing to "How to use this book".
+PAGE_SHAPE = """
+const headings = Array.from(document.querySelectorAll('article h1, article h2, article h3, article h4'))
+  .map(h => { const c = h.cloneNode(true);
+              c.querySelectorAll('code, .math, script, [class^="MathJax"], a.headerlink').forEach(e => e.remove());
+              return [h.textContent.trim(), c.textContent]; })
+  .filter(([whole, bare]) => bare.includes('_')).map(([whole]) => whole.replace(/\\s+/g, ' ').slice(0, 80));
+const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
+  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
+const flat = t => t.replace(/\\s+/g, ' ').trim();
+const listings = Array.from(document.querySelectorAll('article div.highlight pre'));
+const first = document.querySelector('article section > p');
+return {
+  headings: headings,
+  shown: listings.filter(visible).map(p => flat(p.textContent)),
+  folded: Array.from(document.querySelectorAll('details.solution')).map(d => ({
+    open: d.open, text: flat(Array.from(d.querySelectorAll('pre')).map(p => p.textContent).join(' ')),
+    summary: flat(d.querySelector('summary') ? d.querySelector('summary').textContent : '')})),
+  first_paragraph_links: first ? Array.from(first.querySelectorAll('a[href]')).map(a => a.getAttribute('href')) : [],
+};
+"""
+
+# Opens every folded answer as a reader would, by clicking its summary.
+OPEN_SOLUTIONS = """
+const details = Array.from(document.querySelectorAll('details.solution'));
+details.forEach(d => d.querySelector('summary').click());
+return details.map(d => d.open && Array.from(d.querySelectorAll('pre'))
+  .every(p => p.getBoundingClientRect().height > 0 && (!p.checkVisibility || p.checkVisibility())));
+"""
+
+
+def solution_bodies(source):
+    """The answer of each exercise, from the BEGIN SOLUTION regions of the library, whitespace collapsed."""
+    bodies = {}
+    for name in sorted(os.listdir(source)) if os.path.isdir(source) else []:
+        if not name.endswith(".cpp"):
+            continue
+        with open(os.path.join(source, name), encoding="utf-8") as file:
+            lines = file.read().split("\n")
+        for index, line in enumerate(lines):
+            if line.strip().startswith("// BEGIN SOLUTION"):
+                exercise = line.strip()[len("// BEGIN SOLUTION"):].split(":")[0].strip()
+                end = next((i for i in range(index + 1, len(lines)) if lines[i].strip().startswith("// END SOLUTION")),
+                           len(lines))
+                bodies[exercise] = " ".join(" ".join(lines[index + 1:end]).split())
+    return bodies
+
+
 class Check:
     def __init__(self, book, port, screenshots, deadline):
         self.book = book
@@ -238,6 +337,7 @@ class Check:
         self.failures = []
         self.driver = None
         self.figures = set()
+        self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
@@ -298,7 +398,29 @@ class Check:
             target = os.path.join(self.book, path)
             if not (os.path.isfile(target) or os.path.isfile(os.path.join(target, "index.html"))):
                 self.fail(page, f"link to a page that does not exist: {path}")
+        for problem in self.driver.execute_script(CODE_LAYOUT, False):
+            self.fail(page, f"at {DESKTOP[0]} px, {problem}")
+        self.check_shape(page)
         self.drain_logs(page)
+
+    def check_shape(self, page):
+        shape = self.driver.execute_script(PAGE_SHAPE)
+        for heading in shape["headings"]:
+            self.fail(page, f"a heading shows a raw underscore (write math as :math:): {heading}")
+        if page == FRONT_PAGE and not any(h.endswith("how-to-use.html") for h in shape["first_paragraph_links"]):
+            self.fail(page, "the first paragraph does not link to How to use this book (docs/how-to-use.html)")
+        for exercise, body in self.solutions.items():
+            if any(body in shown for shown in shape["shown"]):
+                self.fail(page, f"the solution of the exercise {exercise} is shown before the reader asks for it")
+        for folded in shape["folded"]:
+            if folded["open"]:
+                self.fail(page, f"a folded solution is open when the page loads: {folded['summary']}")
+            if not any(body in folded["text"] for body in self.solutions.values()):
+                self.fail(page, f"a listing that is no exercise's solution is folded away: {folded['summary']}")
+        if shape["folded"] and not all(self.driver.execute_script(OPEN_SOLUTIONS)):
+            self.fail(page, "a folded solution does not open when its summary is clicked")
+        if page.startswith("chapters/") and not shape["shown"]:
+            self.fail(page, "the chapter shows no listing before a click (the chapter program must stay visible)")
 
     def check_phone_width(self, page):
         try:
@@ -309,7 +431,32 @@ class Check:
             return
         if culprits:
             self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
+        for problem in self.driver.execute_script(CODE_LAYOUT, True):
+            self.fail(page, f"at {PHONE} px, {problem}")
         self.drain_logs(page)
+
+    def check_front_door(self):
+        """The book's own index.html, at the top of its folder, leads to the front page."""
+        try:
+            self.driver.get(self.url("index.html"))
+            landed = self.driver.execute_async_script(
+                """
+                const done = arguments[arguments.length - 1];
+                const started = Date.now();
+                (function wait() {
+                  if (location.pathname.endsWith('/docs/index.html') || Date.now() - started > 10000) {
+                    done(location.pathname);
+                  } else {
+                    setTimeout(wait, 50);
+                  }
+                })();
+                """)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail("index.html", f"the book's index.html did not open: {str(error).splitlines()[0]}")
+            return
+        if not landed.endswith("/" + FRONT_PAGE):
+            self.fail("index.html", f"the book's index.html does not lead to the front page (it stays at {landed})")
+        self.drain_logs("index.html")
 
     def check_figures(self):
         """Each SVG figure on its own: every text inside the drawing."""
@@ -401,6 +548,8 @@ class Check:
                         return
                     self.check_page(page)
                 self.check_figures()
+                if not self.out_of_time("index.html"):
+                    self.check_front_door()
                 if not self.out_of_time("search.html"):
                     self.check_search()
                 # The phone: every page must fit 390 pixels without sideways scrolling.
@@ -411,7 +560,7 @@ class Check:
                     if self.out_of_time(page):
                         return
                     self.check_phone_width(page)
-                front = "docs/index.html"
+                front = FRONT_PAGE
                 chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next(
                     (p for p in pages if p.startswith("chapters/")), front)
                 chapter_name = "softmax" if chapter == SOFTMAX_PAGE else "chapter"
@@ -441,7 +590,10 @@ def main():
         if not os.access(program, os.X_OK):
             print(f"FAIL setup: {program} is missing. Install the Debian package: apt-get install {package}")
             return 1
-    pages = book_pages(book)
+    if not os.path.isfile(os.path.join(book, "index.html")):
+        print(f"FAIL {args.book}: the book has no index.html at the top of its folder")
+        return 1
+    pages = [page for page in book_pages(book) if page != "index.html"]  # the front door, checked on its own
     started = time.monotonic()
     with Server(book) as server:
         check = Check(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit)

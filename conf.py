@@ -5,6 +5,7 @@ every chapter program, then calls /usr/bin/sphinx-build with warnings as errors.
 """
 import html
 import os
+import re
 import shutil
 
 from docutils import nodes
@@ -187,6 +188,53 @@ def solution_summary(markers):
             f'<span class="solution-note">(try it yourself first)</span></summary>')
 
 
+# The playground (docs/playground): when the book build has compiled the chapter
+# programs to WebAssembly, BOOK_PLAYGROUND names the folder that holds them, and each
+# chapter page gets a "Try it here" section that runs its own program on the reader's
+# numbers. A new chapter gets its panel from its folder name alone.
+PLAYGROUND = os.environ.get("BOOK_PLAYGROUND", "")
+if PLAYGROUND and os.path.isdir(os.path.join(PLAYGROUND, "playground")):
+    html_static_path.append(PLAYGROUND)
+book_playground = PLAYGROUND  # a config value: switching the playground on or off reads every page again
+PLAYGROUND_INTRO = (
+    "The chapter's own program, compiled to WebAssembly, runs here in your browser: the same "
+    "code that the tests check, with the same options as on the command line. Change a field "
+    "and the output and the figures follow. Nothing you type leaves this page.")
+PLAYGROUND_PANEL = """<div class="playground" data-program="{program}">
+<p class="playground-status" role="status">Loading the chapter program...</p>
+<noscript><p>The panel needs JavaScript; the command line above runs the same program.</p></noscript>
+</div>"""
+
+
+def playground_program(docname):
+    """The program of a chapter page, e.g. "ch07-attention", when its module was built."""
+    match = re.fullmatch(r"chapters/(\d\d-[^/]+)/[^/]+", docname)
+    if not match or not PLAYGROUND:
+        return None
+    program = f"ch{match.group(1)}"
+    return program if os.path.isfile(os.path.join(PLAYGROUND, "playground", program + ".js")) else None
+
+
+def add_playground(app, doctree):
+    program = playground_program(app.env.docname)
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if program is None or top is None:
+        return
+    section = nodes.section(ids=["try-it-here"], names=["try it here"])
+    section += nodes.title("", "Try it here")
+    section += nodes.paragraph("", PLAYGROUND_INTRO)
+    section += nodes.raw("", PLAYGROUND_PANEL.format(program=program), format="html")
+    # Right after "Try it yourself" (the same program on the command line), else at the end.
+    sections = [child for child in top.children if isinstance(child, nodes.section)]
+    after = next((child for child in sections if child[0].astext().startswith("Try it yourself")), None)
+    top.insert(top.index(after) + 1 if after is not None else len(top.children), section)
+
+
+def add_playground_script(app, pagename, templatename, context, doctree):
+    if playground_program(pagename):
+        app.add_js_file("playground.js", defer="defer")
+
+
 # Sphinx writes the front page at docs/index.html, because root_doc lives in docs/.
 # A reader looks for the book's index.html at the top of its folder: one is put there
 # that forwards to the front page (from file:// too, and without JavaScript).
@@ -221,4 +269,7 @@ def setup(app):
     app.connect("build-finished", copy_mathjax)
     app.connect("build-finished", make_furo_self_contained)
     app.connect("build-finished", write_front_door)
+    app.add_config_value("book_playground", "", "env")
+    app.connect("doctree-read", add_playground, priority=100)  # before the table of contents is collected
+    app.connect("html-page-context", add_playground_script)
     return {"parallel_read_safe": True}

@@ -9,6 +9,14 @@
 
 #include <fmt/ranges.h>
 
+#if defined(__EMSCRIPTEN__)
+// The book's playground (docs/playground) compiles this file to WebAssembly, whose
+// libc++ has no floating-point std::from_chars. fast_float (libfast-float-dev) parses
+// the same texts to the same doubles, but does not report a number out of range.
+#include <cmath>
+#include <fast_float/fast_float.h>
+#endif
+
 
 namespace sa {
 
@@ -57,7 +65,17 @@ std::string count(std::size_t number, std::string_view noun)
 std::string parse_number(std::string_view text, double& value)
 {
     const std::string_view number = !text.empty() && text.front() == '+' ? text.substr(1) : text;
+#if defined(__EMSCRIPTEN__)
+    auto [end, error] = fast_float::from_chars(number.data(), number.data() + number.size(), value);
+    // Out of range as std::from_chars reports it: infinity from digits, or 0 from digits that are not all 0.
+    const std::string_view digits = number.substr(0, number.find_first_of("eE"));
+    if (error == std::errc() && ((std::isinf(value) && digits.find_first_of("iI") == std::string_view::npos) ||
+                                 (value == 0.0 && digits.find_first_of("123456789") != std::string_view::npos))) {
+        error = std::errc::result_out_of_range;
+    }
+#else
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+#endif
     if (number.empty() || end != number.data() + number.size() || error == std::errc::invalid_argument) {
         return fmt::format("\"{}\" is not a number", text);
     }

@@ -11,6 +11,14 @@
 
 #include <fmt/ranges.h>
 
+#if defined(__EMSCRIPTEN__)
+// The book's playground (docs/playground) compiles this file to WebAssembly, whose
+// libc++ has no floating-point std::from_chars. fast_float (libfast-float-dev) parses
+// the same texts to the same doubles, but does not report a number out of range.
+#include <cmath>
+#include <fast_float/fast_float.h>
+#endif
+
 
 namespace sa {
 
@@ -87,7 +95,19 @@ std::string_view without_plus(std::string_view text)
 std::string parse_number(std::string_view text, double& value)
 {
     const std::string_view number = without_plus(text);
+#if defined(__EMSCRIPTEN__)
+    // emscripten's libc++ has no floating-point std::from_chars; fast_float parses the same
+    // way but does not report out of range, so check that as std::from_chars reports it:
+    // infinity from digits, or 0 from digits that are not all 0.
+    auto [end, error] = fast_float::from_chars(number.data(), number.data() + number.size(), value);
+    const std::string_view digits = number.substr(0, number.find_first_of("eE"));
+    if (error == std::errc() && ((std::isinf(value) && digits.find_first_of("iI") == std::string_view::npos) ||
+                                 (value == 0.0 && digits.find_first_of("123456789") != std::string_view::npos))) {
+        error = std::errc::result_out_of_range;
+    }
+#else
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+#endif
     if (end != number.data() + number.size() || error == std::errc::invalid_argument) {
         return fmt::format("{} is not a number", quoted(text));
     }

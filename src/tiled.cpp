@@ -50,7 +50,10 @@ double rescale_factor(double old_max, double new_max)
 
 double shifted_exp(double score, double max)
 {
-    return score == max ? 1.0 : std::exp(score - max);
+    if (score == -std::numeric_limits<double>::infinity()) {
+        return 0.0;  // masked out, even when everything is (m = -inf)
+    }
+    return score == max ? 1.0 : std::exp(score - max);  // 1 also for a score of +inf under m = +inf
 }
 //< rescale-factor
 

@@ -42,7 +42,8 @@ struct OnlineSoftmax {
 
 /// \brief The shifted exponential \f$ e^{s - m} \f$ of one score under the running maximum.
 ///
-/// It is 1 when \f$ s = m \f$, even when both are \f$ \pm\infty \f$; so a row
+/// It is 0 for \f$ s = -\infty \f$ (a masked score), even when \f$ m = -\infty \f$ too,
+/// and 1 when \f$ s = m \f$, even when both are \f$ +\infty \f$; so a row
 /// whose maximum is \f$ +\infty \f$ shares its weight equally among its \f$ +\infty \f$
 /// scores, as softmax_rows() does. A NaN score gives NaN.
 ///

@@ -280,7 +280,6 @@ void check_shapes(const Matrix& queries, const Matrix& keys, const Matrix& value
     }
 }
 
-//> fast-attention
 Matrix run_fast(const Operands& ops, const MaskRule& rule, const TileSizes& tiles)
 {
     Matrix outputs(ops.queries, ops.value_dim);
@@ -318,7 +317,6 @@ Matrix run_fast(const Operands& ops, const MaskRule& rule, const TileSizes& tile
     }
     return outputs;
 }
-//< fast-attention
 
 }  // namespace
 

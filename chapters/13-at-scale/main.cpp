@@ -34,7 +34,6 @@ std::string operation_counts(std::size_t tokens, std::size_t key_dim, std::size_
         text += fmt::format("  {:>5}  {:>14}  {:>22}\n", t, sa::cached_step_operations(t, key_dim, value_dim),
                             sa::recomputed_step_operations(t, key_dim, value_dim));
     }
-    //> counts-at-scale
     constexpr std::uint64_t big_n = 4096;
     constexpr std::uint64_t d = 64;
     std::uint64_t all_cached = 0;
@@ -45,7 +44,6 @@ std::string operation_counts(std::size_t tokens, std::size_t key_dim, std::size_
     }
     const std::uint64_t last_cached = sa::cached_step_operations(big_n, d, d);
     const std::uint64_t last_recomputed = sa::recomputed_step_operations(big_n, d, d);
-    //< counts-at-scale
     text += fmt::format("At N = {}, d_k = d_v = {}:\n  step N: {} with the cache, {} recomputing, {:.1f} times as many\n"
                         "  all N steps: {} with the cache, {} recomputing, {:.1f} times as many\n", big_n, d,
                         last_cached, last_recomputed, static_cast<double>(last_recomputed) / static_cast<double>(last_cached),

@@ -13,15 +13,6 @@ namespace {
 
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
 
-void check_mask_entry(double entry, std::size_t row, std::size_t col)
-{
-    if (entry != 0.0 && entry != minus_infinity) {
-        throw std::invalid_argument(fmt::format(
-            "tiled attention: mask entry ({}, {}) is {}; each entry must be 0 (takes part) or -inf (masked out)", row,
-            col, entry));
-    }
-}
-
 void check_shapes(const char* operation, const Matrix& queries, const Matrix& keys, const Matrix& values,
                   const Matrix& mask)
 {
@@ -98,7 +89,10 @@ void absorb_block(PartialAttention& state, const Matrix& queries, const Matrix& 
         // s_ij = q_i · k_j / √d_k, or -inf where the mask hides key j.
         double block_max = minus_infinity;
         for (std::size_t j = block.first_key; j < block.last_key; ++j) {
-            check_mask_entry(mask(i, j), i, j);
+            if (mask(i, j) != 0.0 && mask(i, j) != minus_infinity) {
+                throw std::invalid_argument(fmt::format("absorb_block: mask entry ({}, {}) is {}; each entry must "
+                                                        "be 0 (takes part) or -inf (masked out)", i, j, mask(i, j)));
+            }
             double dot = 0.0;
             for (std::size_t d = 0; d < queries.cols(); ++d) {
                 dot += queries(i, d) * keys(j, d);
@@ -240,13 +234,15 @@ Matrix decode_step(KvCache& cache, const Matrix& query, const Matrix& key, const
         for (std::size_t d = 0; d < cache.key_dim; ++d) {
             dot += query(0, d) * cache.keys[j * cache.key_dim + d];
         }
-        const OnlineSoftmax next = online_softmax_step(running, dot / divisor);
-        const double factor = rescale_factor(running.max, next.max);
-        const double weight = shifted_exp(dot / divisor, next.max);
+        const double score = dot / divisor;
+        const double new_max = std::fmax(running.max, score);
+        const double factor = rescale_factor(running.max, new_max);  // 1 unless the maximum grew
+        const double weight = shifted_exp(score, new_max);
+        running.sum = running.sum * factor + weight;
+        running.max = new_max;
         for (std::size_t d = 0; d < cache.value_dim; ++d) {
             accumulator[d] = accumulator[d] * factor + weight * cache.values[j * cache.value_dim + d];
         }
-        running = next;
     }
     Matrix output(1, cache.value_dim);
     for (std::size_t d = 0; d < cache.value_dim; ++d) {

@@ -5,6 +5,7 @@
 //
 //   build/bin/ch13-benchmark                 the full comparison, n = 512 to 8192, and n = 16384 tiled only
 //   build/bin/ch13-benchmark --quick --figures DIR   a short run for the book's figures
+//   build/bin/ch13-benchmark --sizes 1024,4096   only these sizes
 //   build/bin/ch13-benchmark --smoke         a few seconds at small n (CTest runs it)
 #include <algorithm>
 #include <atomic>
@@ -323,6 +324,19 @@ void write_figures(const std::vector<Row>& rows, const Settings& settings)
     std::ofstream(settings.figures + "/measured-memory.svg") << sa::line_plot_svg(memory);
 }
 
+std::vector<std::string> split_commas(const std::string& text)
+{
+    std::vector<std::string> parts(1);
+    for (const char c : text) {
+        if (c == ',') {
+            parts.emplace_back();
+        } else {
+            parts.back() += c;
+        }
+    }
+    return parts;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -334,10 +348,17 @@ int main(int argc, char** argv)
             settings = {{64, 128}, 256, 256, 64, 1, 256, settings.figures};
         } else if (arg == "--quick") {
             settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, settings.figures};
+        } else if (arg == "--sizes" && i + 1 < argc) {
+            settings.sizes.clear();  // e.g. --sizes 1024,4096: only these, and no tiled-only size
+            settings.tiled_only = 0;
+            for (const std::string& size : split_commas(argv[++i])) {
+                settings.sizes.push_back(static_cast<std::size_t>(std::stoul(size)));
+            }
         } else if (arg == "--figures" && i + 1 < argc) {
             settings.figures = argv[++i];
         } else {
-            std::cerr << "ch13-benchmark: unknown option " << arg << "; use --smoke, --quick or --figures DIR\n";
+            std::cerr << "ch13-benchmark: unknown option " << arg
+                      << "; use --smoke, --quick, --sizes N,N,... or --figures DIR\n";
             return 2;
         }
     }

@@ -6,6 +6,7 @@
 //   build/bin/ch13-benchmark                 the full comparison, n = 512 to 8192, and n = 16384 tiled only
 //   build/bin/ch13-benchmark --quick --figures DIR   a short run for the book's figures
 //   build/bin/ch13-benchmark --sizes 1024,4096   only these sizes
+//   build/bin/ch13-benchmark --all           also the step-by-step reference above n = 4096 (slow)
 //   build/bin/ch13-benchmark --smoke         a few seconds at small n (CTest runs it)
 #include <algorithm>
 #include <atomic>
@@ -160,7 +161,7 @@ double largest_relative_difference(const sa::Matrix& result, const sa::Matrix& r
 struct Settings {
     std::vector<std::size_t> sizes = {512, 1024, 2048, 4096, 8192};
     std::size_t tiled_only = 16384;         // a size at which only the tiled kernel runs; 0 for none
-    std::size_t step_by_step_limit = 8192;  // the largest n for the book's attention()
+    std::size_t step_by_step_limit = 4096;  // the largest n for the book's attention(), the slowest by far
     std::size_t dim = 64;
     int repetitions = 3;
     std::size_t decode_length = 4096;
@@ -205,6 +206,11 @@ std::vector<Row> compare_kernels(const Settings& settings)
         const sa::Matrix values = sa::random_matrix(n, settings.dim, generator);
         const bool only_tiled = n == settings.tiled_only;
         sa::Matrix reference;
+        if (!only_tiled && n > settings.step_by_step_limit) {
+            fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {:.0f} MiB)\n", n,
+                       "step by step", settings.step_by_step_limit,
+                       5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0 / mebibyte);
+        }
         if (!only_tiled && n <= settings.step_by_step_limit) {
             const int repetitions = n >= 1024 ? 1 : settings.repetitions;  // the slowest by far
             rows.push_back({n, "step by step", measure(repetitions, [&] { return sa::attention(queries, keys, values); })});
@@ -348,6 +354,8 @@ int main(int argc, char** argv)
             settings = {{64, 128}, 256, 256, 64, 1, 256, settings.figures};
         } else if (arg == "--quick") {
             settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, settings.figures};
+        } else if (arg == "--all") {
+            settings.step_by_step_limit = 1 << 20;  // the step-by-step reference at every size
         } else if (arg == "--sizes" && i + 1 < argc) {
             settings.sizes.clear();  // e.g. --sizes 1024,4096: only these, and no tiled-only size
             settings.tiled_only = 0;
@@ -358,7 +366,7 @@ int main(int argc, char** argv)
             settings.figures = argv[++i];
         } else {
             std::cerr << "ch13-benchmark: unknown option " << arg
-                      << "; use --smoke, --quick, --sizes N,N,... or --figures DIR\n";
+                      << "; use --smoke, --quick, --all, --sizes N,N,... or --figures DIR\n";
             return 2;
         }
     }

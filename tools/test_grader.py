@@ -8,7 +8,8 @@ they changed. Scenarios:
 
   stubs          untouched stubs: 0 points on every chapter, a table, a non-zero exit
   solutions      the reference solutions: full marks, exit 0
-  seeded-bug     scale divides by d_k instead of sqrt(d_k): chapters 3, 7 and 8 fail, the rest pass
+  seeded-bug     scale divides by d_k instead of sqrt(d_k): chapter 3 and every chapter whose
+                 tests reach it (7 and later, through sa::attention) fail, the rest pass
   crash          a segfault, an abort and an endless loop in project each fail their checks
   compile-error  a syntax error: the compiler's error is shown, grading fails, nothing crashes
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub
@@ -25,11 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learn  # noqa: E402
 
 LEARN = learn.ROOT / "tools" / "learn"
-# The seeded bug: the step of chapter 3, and the chapters whose tests reach it through sa::attention.
+# The seeded bug: the step of chapter 3. It fails chapter 3 and every chapter whose tests
+# reach that step (learn.chapters_used), which is how a new chapter joins the list.
 SEEDED_FILE = "scaling.cpp"
 SEEDED_FROM = "std::sqrt(static_cast<double>(key_dim))"
 SEEDED_TO = "static_cast<double>(key_dim)"
-SEEDED_FAILING = {3, 7, 8}
+SEEDED_CHAPTER = 3
 
 failures = []
 
@@ -127,7 +129,8 @@ def scenario_seeded_bug(args):
     rows = check_table_shape(result.stdout, graded)
     expect(result.returncode == 1, f"grading the seeded bug exited with {result.returncode}, expected 1")
     failing = {number for number, (_p, _n, status) in rows.items() if status != "passed"}
-    expected = SEEDED_FAILING & graded
+    expected = {chapter.number for chapter in learn.graded_chapters()
+                if chapter.number == SEEDED_CHAPTER or SEEDED_CHAPTER in learn.chapters_used(chapter)} & graded
     expect(failing == expected,
            f"scaling by d_k instead of sqrt(d_k) fails chapters {sorted(failing)}, expected {sorted(expected)}")
 
@@ -178,8 +181,9 @@ def scenario_init_keeps_work(args):
     for name, parts in files.items():
         expect((workspace / name).read_text(encoding="utf-8") == learn.stub_text(parts), f"{name} is not its stub")
     edited = workspace / "projection.cpp"
+    # The first stub of the file is project's (project_backward's follows it).
     mine = edited.read_text(encoding="utf-8").replace(
-        "throw sa::NotImplemented(", "return embeddings;  // my first try\n    throw sa::NotImplemented(") + "// mine\n"
+        "throw sa::NotImplemented(", "return embeddings;  // my first try\n    throw sa::NotImplemented(", 1) + "// mine\n"
     edited.write_text(mine, encoding="utf-8")
     (workspace / "scores.cpp").unlink()
     second = run_learn(args, "init")

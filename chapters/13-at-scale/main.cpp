@@ -1,0 +1,200 @@
+// Chapter 13, Attention at scale: the same outputs without the n×m score matrix, split
+// across workers and decoded token by token with a KV cache.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "attention.hpp"
+#include "cli.hpp"
+#include "masking.hpp"
+#include "projection.hpp"
+#include "report.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "softmax.hpp"
+#include "svg.hpp"
+#include "tiled.hpp"
+
+namespace {
+
+sa::Matrix row_of(const sa::Matrix& matrix, std::size_t row)
+{
+    sa::Matrix one(1, matrix.cols());
+    for (std::size_t c = 0; c < matrix.cols(); ++c) {
+        one(0, c) = matrix(row, c);
+    }
+    return one;
+}
+
+std::string operation_counts(std::size_t tokens, std::size_t key_dim, std::size_t value_dim)
+{
+    std::string text = fmt::format("Operations per decoding step, d_k = {}, d_v = {}:\n  token  with the cache  "
+                                   "recomputing the prefix\n", key_dim, value_dim);
+    for (std::uint64_t t = 1; t <= tokens; ++t) {
+        text += fmt::format("  {:>5}  {:>14}  {:>22}\n", t, sa::cached_step_operations(t, key_dim, value_dim),
+                            sa::recomputed_step_operations(t, key_dim, value_dim));
+    }
+    constexpr std::uint64_t big_n = 4096;
+    constexpr std::uint64_t d = 64;
+    std::uint64_t all_cached = 0;
+    std::uint64_t all_recomputed = 0;
+    for (std::uint64_t t = 1; t <= big_n; ++t) {
+        all_cached += sa::cached_step_operations(t, d, d);
+        all_recomputed += sa::recomputed_step_operations(t, d, d);
+    }
+    const std::uint64_t last_cached = sa::cached_step_operations(big_n, d, d);
+    const std::uint64_t last_recomputed = sa::recomputed_step_operations(big_n, d, d);
+    text += fmt::format("At N = {}, d_k = d_v = {}:\n  step N: {} with the cache, {} recomputing, {:.1f} times as many\n"
+                        "  all N steps: {} with the cache, {} recomputing, {:.1f} times as many\n", big_n, d,
+                        last_cached, last_recomputed, static_cast<double>(last_recomputed) / static_cast<double>(last_cached),
+                        all_cached, all_recomputed, static_cast<double>(all_recomputed) / static_cast<double>(all_cached));
+    return text;
+}
+
+std::string key_range(const std::vector<std::string>& tokens, std::size_t first, std::size_t last)
+{
+    return last - first == 1 ? "key " + tokens[first] : fmt::format("keys {} to {}", tokens[first], tokens[last - 1]);
+}
+
+// Exact counts at d = 64: the numbers each method holds, and the operations of a decoding step.
+sa::LinePlot memory_plot()
+{
+    sa::LinePlot plot{"Numbers held besides Q, K, V and O, at d_k = d_v = 64", "n = m (tokens)", "numbers"};
+    plot.series = {{"the score matrix, n·m"}, {"tiled: one block state, B_r·(B_c + d_v + 2), B_r = B_c = 64"}};
+    for (double n = 512; n <= 16384; n *= 2) {
+        plot.series[0].x.push_back(n);
+        plot.series[0].y.push_back(n * n);
+        plot.series[1].x.push_back(n);
+        plot.series[1].y.push_back(64.0 * (64.0 + 64.0 + 2.0));
+    }
+    plot.log_x = plot.log_y = true;
+    plot.log_x_base = 2;
+    return plot;
+}
+
+sa::LinePlot decoding_plot()
+{
+    sa::LinePlot plot{"Operations of decoding step t, d_k = d_v = 64", "t (tokens so far)", "operations"};
+    plot.series = {{"with the KV cache, 4·t·d"}, {"recomputing the prefix, 2·t·(t + 1)·d"}};
+    for (std::uint64_t t = 1; t <= 4096; t *= 2) {
+        plot.series[0].x.push_back(static_cast<double>(t));
+        plot.series[0].y.push_back(static_cast<double>(sa::cached_step_operations(t, 64, 64)));
+        plot.series[1].x.push_back(static_cast<double>(t));
+        plot.series[1].y.push_back(static_cast<double>(sa::recomputed_step_operations(t, 64, 64)));
+    }
+    plot.log_x = plot.log_y = true;
+    plot.log_x_base = 2;
+    return plot;
+}
+
+std::string at_scale_chapter(const sa::Example& example)
+{
+    const std::size_t n = example.tokens.size();
+    const auto key_block = static_cast<std::size_t>(sa::whole_option(example, "--key-block", 1, 1000));
+    const auto parts = static_cast<std::size_t>(sa::whole_option(example, "--parts", 1, static_cast<long>(n)));
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+    const sa::Matrix mask = example.causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
+    const sa::Matrix scaled = sa::apply_mask(sa::scale(sa::scores(queries, keys), queries.cols()), mask);
+    const sa::Matrix reference = sa::attention(queries, keys, values, mask);  // chapter 7, the whole score matrix
+
+    //> online-row
+    sa::OnlineSoftmax running;  // m = -inf, ℓ = 0
+    sa::Matrix after_each(n, 3);
+    for (std::size_t j = 0; j < n; ++j) {
+        running = sa::online_softmax_step(running, scaled(0, j));
+        after_each(j, 0) = scaled(0, j);
+        after_each(j, 1) = running.max;
+        after_each(j, 2) = running.sum;
+    }
+    sa::Matrix online_weights(1, n);
+    for (std::size_t j = 0; j < n; ++j) {
+        online_weights(0, j) = sa::shifted_exp(scaled(0, j), running.max) / running.sum;
+    }
+    //< online-row
+
+    //> key-blocks
+    sa::PartialAttention state = sa::empty_attention(n, values.cols());
+    std::vector<sa::Matrix> after_block;
+    for (std::size_t first = 0; first < n; first += key_block) {
+        sa::absorb_block(state, queries, keys, values, mask, {0, n, first, std::min(first + key_block, n)});
+        after_block.push_back(sa::state_table(state));
+    }
+    const sa::Matrix tiled = sa::finish_attention(state);
+    //< key-blocks
+
+    //> split-merge
+    std::vector<sa::PartialAttention> part_states;  // each worker: its own keys, all the queries
+    for (std::size_t part = 0; part < parts; ++part) {
+        part_states.push_back(sa::empty_attention(n, values.cols()));
+        sa::absorb_block(part_states.back(), queries, keys, values, mask, {0, n, part * n / parts, (part + 1) * n / parts});
+    }
+    sa::PartialAttention merged = part_states.front();
+    for (std::size_t part = 1; part < parts; ++part) {
+        merged = sa::merge_attention(merged, part_states[part]);
+    }
+    const sa::Matrix merged_outputs = sa::finish_attention(merged);
+    //< split-merge
+
+    //> decode-loop
+    sa::KvCache cache;
+    sa::Matrix decoded(n, values.cols());
+    for (std::size_t t = 0; t < n; ++t) {  // token t arrives: one new row of K and V
+        const sa::Matrix output = sa::decode_step(cache, row_of(queries, t), row_of(keys, t), row_of(values, t));
+        for (std::size_t d = 0; d < values.cols(); ++d) {
+            decoded(t, d) = output(0, d);
+        }
+    }
+    const sa::Matrix causal = sa::attention(queries, keys, values, sa::causal_mask(n, n));
+    //< decode-loop
+
+    const auto& tokens = example.tokens;
+    const auto features = sa::feature_labels(values.cols());
+    std::vector<std::string> state_columns{"m", "ℓ"};
+    for (const auto& feature : features) {
+        state_columns.push_back("Õ " + feature);
+    }
+    const auto yes = [](bool flag) { return flag ? "true" : "false"; };
+    sa::Report report(example);
+    report.table("Scaled scores" + std::string(example.causal ? ", causally masked" : ""), scaled, tokens, tokens);
+    report.table("Online softmax over the " + tokens[0] + " row: the state after each score", after_each, tokens,
+                 {"score s", "max m", "sum ℓ"});
+    report.table("Weights e^(s - m) / ℓ from the final state", online_weights, {"online"}, tokens);
+    report.table("Weights from softmax_rows (chapter 5)", row_of(sa::softmax_rows(scaled), 0), {"chapter 5"}, tokens);
+    report.text(fmt::format("Online == chapter 5, bit for bit: {}\n\n", yes(sa::identical(online_weights, row_of(sa::softmax_rows(scaled), 0)))));
+    for (std::size_t block = 0; block < after_block.size(); ++block) {
+        const std::size_t first = block * key_block;
+        report.table(fmt::format("State after key block {} ({})", block + 1,
+                                 key_range(tokens, first, std::min(first + key_block, n))),
+                     after_block[block], tokens, state_columns);
+    }
+    report.table("Outputs O = Õ / ℓ, tiled", tiled, tokens, features);
+    report.table("Outputs of sa::attention (chapter 7)", reference, tokens, features);
+    report.text(fmt::format("Tiled == chapter 7 to a relative 1e-12: {}\n\n", yes(sa::agree(tiled, reference, 1e-12))));
+    for (std::size_t part = 0; part < parts; ++part) {
+        report.table(fmt::format("Worker {} of {}: {}", part + 1, parts,
+                                 key_range(tokens, part * n / parts, (part + 1) * n / parts)),
+                     sa::state_table(part_states[part]), tokens, state_columns);
+    }
+    report.table("Merged state", sa::state_table(merged), tokens, state_columns);
+    report.text(fmt::format("Merged outputs == chapter 7 to a relative 1e-12: {}\n\n", yes(sa::agree(merged_outputs, reference, 1e-12))));
+    report.table("Decoded token by token with the KV cache", decoded, tokens, features);
+    report.table("Causal attention over the whole sentence (chapter 7 with --causal)", causal, tokens, features);
+    report.text(fmt::format("KV cache == causal attention to a relative 1e-12: {}\n\n", yes(sa::agree(decoded, causal, 1e-12))));
+    report.text(operation_counts(n, keys.cols(), values.cols()));
+    report.line_plot("memory.svg", memory_plot());
+    report.line_plot("decoding.svg", decoding_plot());
+    return report.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch13-at-scale", "compute attention one block of keys at a time, split it and decode with a KV cache",
+                         sa::mouse_eats_cheese()};
+    info.options = {{"--key-block", "B", "keys per block of the tiled loop", "2"},
+                    {"--parts", "P", "workers the keys are split between", "3"}};
+    return sa::run_program(info, argc, argv, at_scale_chapter);
+}

@@ -1,0 +1,1 @@
+build/bin/ch13-at-scale --causal --key-block 1

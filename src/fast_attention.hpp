@@ -1,0 +1,66 @@
+/// \file fast_attention.hpp
+/// \brief The tiled attention of tiled.hpp built for speed: the same recurrence, on
+///        contiguous copies of Q, Kᵀ and V, with register-blocked block products, a
+///        vectorised exponential and the query blocks shared between the cores.
+///
+/// Its results are checked against attention() to a relative 1e-12; they are never
+/// printed, because they may differ in the last bits from machine to machine (the
+/// translation unit is optimised for the CPU that builds it and may fuse a·b + c).
+#pragma once
+
+#include "matrix.hpp"
+#include "tiled.hpp"
+
+namespace sa {
+
+/// \brief Which keys each query may use, without an n×m mask in memory.
+enum class Masking {
+    none,   ///< every query uses every key
+    causal  ///< query i uses keys 0..i, as causal_mask() (aligned at the top left when n ≠ m)
+};
+
+/// \brief Attention in O(n·d) memory, fast: the FlashAttention-2 forward pass on the CPU.
+///
+/// For each block of \f$ B_r \f$ query rows (the blocks are shared between the cores)
+/// and each block of \f$ B_c \f$ keys: \f$ S = Q_r K_c^\top / \sqrt{d_k} \f$ (a
+/// \f$ B_r \times B_c \f$ block), then the recurrence of absorb_block(), then
+/// \f$ \tilde O_r \mathrel{+}= P V_c \f$. Under the causal mask, key blocks that lie
+/// entirely after the query block are skipped: they hold only \f$ -\infty \f$.
+///
+/// Memory besides the output: contiguous copies of Q, Kᵀ and V, (n + m)·d_k + m·d_v
+/// numbers, and per core one block of scores and one block of outputs,
+/// \f$ B_r (B_c + d_v + 2) \f$ numbers; never n×m.
+///
+/// Edges: the same results as attention() up to rounding. Inputs with a NaN or an
+/// infinity go to tiled_attention(), which follows the edge rules of attention() step
+/// by step (a causal mask is then built in full).
+///
+/// Shapes: Q is n×d_k, K is m×d_k, V is m×d_v; the result is n×d_v.
+///
+/// \param queries Q
+/// \param keys K
+/// \param values V
+/// \param masking none or causal
+/// \param tiles the block sizes B_r and B_c
+/// \return the outputs, n×d_v
+/// \throws ShapeError if the shapes do not fit together
+/// \throws std::invalid_argument if a block size is 0
+[[nodiscard]] Matrix fast_attention(const Matrix& queries, const Matrix& keys, const Matrix& values,
+                                    Masking masking = Masking::none, const TileSizes& tiles = {64, 64});
+
+/// \brief fast_attention() with any additive n×m mask (0 takes part, \f$ -\infty \f$ masked out).
+///
+/// The mask itself takes n×m numbers; use the other overload where the mask is causal or absent.
+///
+/// \param queries Q, n×d_k
+/// \param keys K, m×d_k
+/// \param values V, m×d_v
+/// \param mask M, n×m
+/// \param tiles the block sizes
+/// \return the outputs, n×d_v
+/// \throws ShapeError if the shapes do not fit together
+/// \throws std::invalid_argument if a block size is 0 or a mask entry is neither 0 nor \f$ -\infty \f$
+[[nodiscard]] Matrix fast_attention(const Matrix& queries, const Matrix& keys, const Matrix& values,
+                                    const Matrix& mask, const TileSizes& tiles = {64, 64});
+
+}  // namespace sa

@@ -1,0 +1,399 @@
+// Chapter 13, Attention at scale: the online softmax, attention one block of keys at a
+// time, the merge of partial results, KV-cache decoding and the fast tiled kernel.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "attention.hpp"
+#include "example.hpp"
+#include "fast_attention.hpp"
+#include "masking.hpp"
+#include "projection.hpp"
+#include "random.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "softmax.hpp"
+#include "tiled.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// The program prints 3 decimals, so a printed number is within half a unit of the last place.
+constexpr double printed = 0.0005;
+constexpr double infinity = std::numeric_limits<double>::infinity();
+constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
+// e^(-2√2): Mouse and Cheese score 0 against their own keys and 2√2 against Eats (chapter 7).
+const double small = std::exp(-2.0 * std::sqrt(2.0));
+
+struct Inputs {
+    sa::Matrix queries;
+    sa::Matrix keys;
+    sa::Matrix values;
+};
+
+Inputs worked()
+{
+    const sa::Example example = sa::mouse_eats_cheese();
+    return {sa::project(example.embeddings, example.w_query), sa::project(example.embeddings, example.w_key),
+            sa::project(example.embeddings, example.w_value)};
+}
+
+Inputs random_inputs(std::uint64_t seed, std::size_t n, std::size_t m, std::size_t d_k, std::size_t d_v)
+{
+    sa::SplitMix64 generator(seed);
+    Inputs inputs;
+    inputs.queries = sa::random_matrix(n, d_k, generator);
+    inputs.keys = sa::random_matrix(m, d_k, generator);
+    inputs.values = sa::random_matrix(m, d_v, generator);
+    return inputs;
+}
+
+// Every entry within `relative` times the largest entry of the reference; NaN must meet NaN.
+bool close_to(const sa::Matrix& result, const sa::Matrix& reference, double relative)
+{
+    if (result.rows() != reference.rows() || result.cols() != reference.cols()) {
+        return false;
+    }
+    double largest = 0.0;
+    for (std::size_t r = 0; r < reference.rows(); ++r) {
+        for (std::size_t c = 0; c < reference.cols(); ++c) {
+            largest = std::isfinite(reference(r, c)) ? std::max(largest, std::fabs(reference(r, c))) : largest;
+        }
+    }
+    for (std::size_t r = 0; r < reference.rows(); ++r) {
+        for (std::size_t c = 0; c < reference.cols(); ++c) {
+            if (std::isnan(reference(r, c)) != std::isnan(result(r, c))) {
+                return false;
+            }
+            if (!std::isnan(reference(r, c)) && std::fabs(result(r, c) - reference(r, c)) > relative * largest) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+// A mask where each entry is masked out with probability 1/3, and row `empty_row` entirely.
+sa::Matrix random_mask(std::uint64_t seed, std::size_t n, std::size_t m, std::size_t empty_row)
+{
+    sa::SplitMix64 generator(seed);
+    sa::Matrix mask(n, m, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < m; ++j) {
+            if (i == empty_row || generator.next() % 3 == 0) {
+                mask(i, j) = -infinity;
+            }
+        }
+    }
+    return mask;
+}
+
+sa::Matrix row_of(const sa::Matrix& matrix, std::size_t row)
+{
+    sa::Matrix one(1, matrix.cols());
+    for (std::size_t c = 0; c < matrix.cols(); ++c) {
+        one(0, c) = matrix(row, c);
+    }
+    return one;
+}
+
+}  // namespace
+
+TEST_CASE("The online softmax of the Mouse row: the state after each score", "[ch13]")
+{
+    const double root = 4.0 / std::sqrt(2.0);  // 4/√2 = 2√2, the scaled score of Eats
+    sa::OnlineSoftmax state;
+    REQUIRE(state.max == -infinity);
+    REQUIRE(state.sum == 0.0);
+    state = sa::online_softmax_step(state, 0.0);
+    INFO("after Mouse (score 0): m = 0, ℓ = e^0 = 1");
+    CHECK(state.max == 0.0);
+    CHECK(state.sum == 1.0);
+    state = sa::online_softmax_step(state, root);
+    INFO("after Eats (score 2√2 ≈ 2.828): m grows to 2√2, the old 1 is rescaled to e^(0 - 2√2): ℓ = e^(-2√2) + 1 ≈ 1.059");
+    CHECK(state.max == root);
+    CHECK_THAT(state.sum, WithinRel(1.0 + small, 1e-15));
+    CHECK_THAT(state.sum, WithinAbs(1.059, printed));
+    state = sa::online_softmax_step(state, 0.0);
+    INFO("after Cheese (score 0): m stays, ℓ = 1 + 2·e^(-2√2) ≈ 1.118");
+    CHECK(state.max == root);
+    CHECK_THAT(state.sum, WithinRel(1.0 + 2.0 * small, 1e-15));
+    CHECK_THAT(state.sum, WithinAbs(1.118, printed));
+    INFO("the weights e^(s - m)/ℓ are chapter 5's: 0.053, 0.894, 0.053");
+    const sa::Matrix chapter5 = sa::softmax_rows(sa::Matrix{{0.0, root, 0.0}});
+    CHECK(sa::shifted_exp(0.0, state.max) / state.sum == chapter5(0, 0));
+    CHECK(sa::shifted_exp(root, state.max) / state.sum == chapter5(0, 1));
+    CHECK_THAT(sa::shifted_exp(root, state.max) / state.sum, WithinAbs(0.894, printed));
+    CHECK_THAT(sa::shifted_exp(0.0, state.max) / state.sum, WithinAbs(0.053, printed));
+}
+
+TEST_CASE("The online softmax: a masked score changes nothing and a NaN score makes the row NaN", "[ch13]")
+{
+    const sa::OnlineSoftmax before{1.5, 2.25};
+    const sa::OnlineSoftmax masked = sa::online_softmax_step(before, -infinity);
+    INFO("e^(-inf - m) = 0 and m does not move");
+    CHECK(masked.max == before.max);
+    CHECK(masked.sum == before.sum);
+    const sa::OnlineSoftmax all_masked = sa::online_softmax_step(sa::OnlineSoftmax{}, -infinity);
+    INFO("nothing seen but -inf: m = -inf and ℓ = 0, not NaN (-inf - -inf would be)");
+    CHECK(all_masked.max == -infinity);
+    CHECK(all_masked.sum == 0.0);
+    INFO("a NaN score poisons ℓ, so every weight of the row is NaN, as in softmax_rows");
+    CHECK(std::isnan(sa::online_softmax_step(before, not_a_number).sum));
+    CHECK(std::isnan(sa::online_softmax_step(sa::online_softmax_step(before, not_a_number), 3.0).sum));
+    INFO("two +inf scores share the weight: ℓ counts them, e^(inf - inf) is taken as 1");
+    const sa::OnlineSoftmax infinite = sa::online_softmax_step(sa::online_softmax_step(before, infinity), infinity);
+    CHECK(infinite.max == infinity);
+    CHECK(infinite.sum == 2.0);
+    CHECK(sa::rescale_factor(-infinity, -infinity) == 1.0);
+    CHECK(sa::rescale_factor(-infinity, 0.0) == 0.0);
+}
+
+TEST_CASE("Tiled attention on the worked example: the state after each key block", "[ch13]")
+{
+    const Inputs in = worked();
+    const sa::Matrix no_mask(3, 3, 0.0);
+    sa::PartialAttention state = sa::empty_attention(3, 2);
+    sa::absorb_block(state, in.queries, in.keys, in.values, no_mask, {0, 3, 0, 2});
+    const double root = 4.0 / std::sqrt(2.0);  // scale() divides the score 4 by √d_k
+    INFO("block 1, keys Mouse and Eats: Mouse scores 0 and 2√2, so m = 2√2, ℓ = e^(-2√2) + 1 ≈ 1.059, "
+         "Õ = e^(-2√2)·[2,0] + 1·[1,2] ≈ [1.118, 2.000]");
+    CHECK(state.max[0] == root);
+    CHECK_THAT(state.sum[0], WithinAbs(1.059, printed));
+    CHECK_THAT(state.accumulator(0, 0), WithinRel(2.0 * small + 1.0, 1e-15));
+    CHECK_THAT(state.accumulator(0, 0), WithinAbs(1.118, printed));
+    CHECK(state.accumulator(0, 1) == 2.0);
+    INFO("Eats scores 2√2 against both: ℓ = 2, Õ = [2,0] + [1,2] = [3, 2]");
+    CHECK(state.sum[1] == 2.0);
+    CHECK(state.accumulator(1, 0) == 3.0);
+    CHECK(state.accumulator(1, 1) == 2.0);
+    sa::absorb_block(state, in.queries, in.keys, in.values, no_mask, {0, 3, 2, 3});
+    INFO("block 2, key Cheese: Mouse adds e^(-2√2)·[2,0]: ℓ ≈ 1.118, Õ ≈ [1.236, 2.000]; Eats: ℓ = 3, Õ = [5, 2]");
+    CHECK_THAT(state.sum[0], WithinAbs(1.118, printed));
+    CHECK_THAT(state.accumulator(0, 0), WithinRel(4.0 * small + 1.0, 1e-15));
+    CHECK_THAT(state.accumulator(0, 0), WithinAbs(1.236, printed));
+    CHECK(state.sum[1] == 3.0);
+    CHECK(state.accumulator(1, 0) == 5.0);
+    const sa::Matrix outputs = sa::finish_attention(state);
+    INFO("O = Õ/ℓ: Mouse (1 + 4e^(-2√2)) / (1 + 2e^(-2√2)) ≈ 1.106, Eats [5/3, 2/3]: chapter 7's outputs");
+    CHECK_THAT(outputs(0, 0), WithinAbs(1.106, printed));
+    CHECK_THAT(outputs(0, 1), WithinAbs(1.789, printed));
+    CHECK_THAT(outputs(1, 0), WithinRel(5.0 / 3.0, 1e-15));
+    CHECK(close_to(outputs, sa::attention(in.queries, in.keys, in.values), 1e-15));
+    const sa::Matrix table = sa::state_table(state);
+    CHECK(table.cols() == 4);
+    CHECK(table(1, 1) == 3.0);
+    CHECK(table(1, 2) == 5.0);
+}
+
+TEST_CASE("Tiled attention equals sa::attention across block sizes, masks, n != m and d_k != d_v", "[ch13]")
+{
+    const std::size_t n = 23;
+    const std::size_t m = 17;
+    const Inputs in = random_inputs(13, n, m, 5, 3);
+    const std::vector<sa::Matrix> masks = {sa::Matrix(n, m, 0.0), sa::causal_mask(n, m), random_mask(7, n, m, 4)};
+    for (std::size_t mask_index = 0; mask_index < masks.size(); ++mask_index) {
+        const sa::Matrix reference = sa::attention(in.queries, in.keys, in.values, masks[mask_index]);
+        for (const std::size_t key_block : {1, 2, 7, 16, 17, 100}) {
+            for (const std::size_t query_block : {1, 5, 64}) {
+                INFO("mask " << mask_index << " (none, causal, random with a fully masked row), blocks of "
+                             << query_block << " queries and " << key_block << " keys");
+                CHECK(close_to(sa::tiled_attention(in.queries, in.keys, in.values, masks[mask_index],
+                                                   {query_block, key_block}),
+                               reference, 1e-12));
+            }
+        }
+    }
+}
+
+TEST_CASE("The fast kernel equals sa::attention across block sizes, masks, n != m and d_k != d_v", "[ch13]")
+{
+    for (const auto& [n, m, d_k, d_v] : std::vector<std::array<std::size_t, 4>>{{23, 17, 5, 3}, {130, 200, 64, 24},
+                                                                                 {200, 131, 9, 64}}) {
+        const Inputs in = random_inputs(n * m, n, m, d_k, d_v);
+        const sa::Matrix plain = sa::attention(in.queries, in.keys, in.values);
+        const sa::Matrix causal = sa::attention(in.queries, in.keys, in.values, sa::causal_mask(n, m));
+        const sa::Matrix mask = random_mask(n + m, n, m, 3);
+        const sa::Matrix random = sa::attention(in.queries, in.keys, in.values, mask);
+        for (const std::size_t key_block : {1, 7, 64, 1000}) {
+            for (const std::size_t query_block : {1, 13, 64, 1000}) {
+                const sa::TileSizes tiles{query_block, key_block};
+                INFO(n << " queries, " << m << " keys, d_k = " << d_k << ", d_v = " << d_v << ", blocks of "
+                       << query_block << " queries and " << key_block << " keys");
+                CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::none, tiles), plain,
+                               1e-12));
+                INFO("causal is aligned at the top left, as sa::causal_mask(n, m)");
+                CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::causal, tiles), causal,
+                               1e-12));
+                CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, mask, tiles), random, 1e-12));
+            }
+        }
+    }
+}
+
+TEST_CASE("A fully masked row gives zeros, never NaN, in every method", "[ch13]")
+{
+    const Inputs in = random_inputs(5, 6, 4, 3, 2);
+    sa::Matrix mask(6, 4, 0.0);
+    for (std::size_t j = 0; j < 4; ++j) {
+        mask(2, j) = -infinity;  // query 2 may use no key
+    }
+    const sa::Matrix reference = sa::attention(in.queries, in.keys, in.values, mask);
+    const sa::Matrix tiled = sa::tiled_attention(in.queries, in.keys, in.values, mask, {2, 3});
+    const sa::Matrix fast = sa::fast_attention(in.queries, in.keys, in.values, mask, {4, 8});
+    sa::PartialAttention first = sa::empty_attention(6, 2);
+    sa::PartialAttention second = sa::empty_attention(6, 2);
+    sa::absorb_block(first, in.queries, in.keys, in.values, mask, {0, 6, 0, 1});
+    sa::absorb_block(second, in.queries, in.keys, in.values, mask, {0, 6, 1, 4});
+    const sa::Matrix merged = sa::finish_attention(sa::merge_attention(first, second));
+    for (std::size_t d = 0; d < 2; ++d) {
+        INFO("row 2 has ℓ = 0: its output is the zero accumulator, not 0/0");
+        CHECK(tiled(2, d) == 0.0);
+        CHECK(fast(2, d) == 0.0);
+        CHECK(merged(2, d) == 0.0);
+        CHECK(first.max[2] == -infinity);
+    }
+    CHECK(close_to(tiled, reference, 1e-12));
+    CHECK(close_to(fast, reference, 1e-12));
+    CHECK(close_to(merged, reference, 1e-12));
+}
+
+TEST_CASE("A NaN input shows up where sa::attention shows it, in the tiled and the fast kernel", "[ch13]")
+{
+    Inputs in = random_inputs(21, 9, 11, 4, 3);
+    in.queries(1, 2) = not_a_number;  // query 1's scores are NaN: its whole row
+    in.values(6, 0) = not_a_number;   // value 6: feature 0 of every output, even where key 6 is masked out
+    const sa::Matrix mask = sa::causal_mask(9, 11);
+    const sa::Matrix reference = sa::attention(in.queries, in.keys, in.values, mask);
+    REQUIRE(std::isnan(reference(1, 1)));
+    REQUIRE(std::isnan(reference(0, 0)));
+    REQUIRE(!std::isnan(reference(0, 1)));
+    INFO("the NaN pattern and the other numbers match chapters 5 and 6");
+    CHECK(close_to(sa::tiled_attention(in.queries, in.keys, in.values, mask, {3, 4}), reference, 1e-12));
+    CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::causal, {3, 4}), reference, 1e-12));
+    CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, mask, {64, 64}), reference, 1e-12));
+}
+
+TEST_CASE("Splitting the keys between workers and merging gives the same outputs", "[ch13]")
+{
+    const std::size_t n = 12;
+    const std::size_t m = 19;
+    const Inputs in = random_inputs(31, n, m, 6, 4);
+    const sa::Matrix mask = random_mask(3, n, m, 0);
+    const sa::Matrix reference = sa::attention(in.queries, in.keys, in.values, mask);
+    for (const std::size_t parts : {1, 2, 3, 5, 19}) {
+        std::vector<sa::PartialAttention> states;
+        for (std::size_t part = 0; part < parts; ++part) {
+            states.push_back(sa::empty_attention(n, 4));
+            sa::absorb_block(states.back(), in.queries, in.keys, in.values, mask,
+                             {0, n, part * m / parts, (part + 1) * m / parts});
+        }
+        sa::PartialAttention forward = states.front();
+        for (std::size_t part = 1; part < parts; ++part) {
+            forward = sa::merge_attention(forward, states[part]);
+        }
+        sa::PartialAttention backward = states.back();
+        for (std::size_t part = parts - 1; part-- > 0;) {
+            backward = sa::merge_attention(states[part], backward);
+        }
+        INFO(parts << " parts, merged front to back and back to front: the merge is exact, so the order does not matter");
+        CHECK(close_to(sa::finish_attention(forward), reference, 1e-12));
+        CHECK(close_to(sa::finish_attention(backward), reference, 1e-12));
+    }
+    INFO("merging with the empty state (m = -inf, ℓ = 0, Õ = 0) changes nothing");
+    sa::PartialAttention whole = sa::empty_attention(n, 4);
+    sa::absorb_block(whole, in.queries, in.keys, in.values, mask, {0, n, 0, m});
+    const sa::PartialAttention same = sa::merge_attention(whole, sa::empty_attention(n, 4));
+    CHECK(sa::identical(same.accumulator, whole.accumulator));
+    CHECK(same.sum == whole.sum);
+}
+
+TEST_CASE("Decoding with the KV cache gives the rows of causal attention", "[ch13]")
+{
+    const Inputs worked_in = worked();
+    sa::KvCache worked_cache;
+    const sa::Matrix mouse = sa::decode_step(worked_cache, row_of(worked_in.queries, 0), row_of(worked_in.keys, 0),
+                                             row_of(worked_in.values, 0));
+    INFO("Mouse sees only itself: its own value [2, 0]");
+    CHECK(mouse(0, 0) == 2.0);
+    CHECK(mouse(0, 1) == 0.0);
+    const sa::Matrix eats = sa::decode_step(worked_cache, row_of(worked_in.queries, 1), row_of(worked_in.keys, 1),
+                                            row_of(worked_in.values, 1));
+    INFO("Eats scores 4 against Mouse and itself: the average [1.5, 1.0]");
+    CHECK(eats(0, 0) == 1.5);
+    CHECK(eats(0, 1) == 1.0);
+    CHECK(worked_cache.length() == 2);
+
+    const std::size_t n = 40;
+    const Inputs in = random_inputs(77, n, n, 7, 3);
+    const sa::Matrix causal = sa::attention(in.queries, in.keys, in.values, sa::causal_mask(n, n));
+    sa::KvCache cache;
+    sa::Matrix decoded(n, 3);
+    for (std::size_t t = 0; t < n; ++t) {
+        const sa::Matrix output = sa::decode_step(cache, row_of(in.queries, t), row_of(in.keys, t), row_of(in.values, t));
+        for (std::size_t d = 0; d < 3; ++d) {
+            decoded(t, d) = output(0, d);
+        }
+    }
+    INFO("d_k = 7, d_v = 3: the cache holds t rows of each after t tokens");
+    CHECK(cache.length() == n);
+    CHECK(cache.keys.size() == n * 7);
+    CHECK(cache.values.size() == n * 3);
+    CHECK(close_to(decoded, causal, 1e-12));
+}
+
+TEST_CASE("Operation counts: 4·t·d per step with the cache, 2·t·(t+1)·d recomputing the prefix", "[ch13]")
+{
+    INFO("one step with the cache: t dot products of width d_k and t value rows of width d_v, 2 operations per term");
+    CHECK(sa::cached_step_operations(3, 2, 2) == 24);
+    CHECK(sa::cached_step_operations(4096, 64, 64) == 4 * 4096 * 64);
+    CHECK(sa::cached_step_operations(5, 7, 3) == 2 * 5 * 7 + 2 * 5 * 3);
+    INFO("recomputing: query i sees i keys, sum over i of 4·i·d = 2·t·(t+1)·d");
+    CHECK(sa::recomputed_step_operations(3, 2, 2) == 8 + 16 + 24);
+    CHECK(sa::recomputed_step_operations(4096, 64, 64) == std::uint64_t{2} * 4096 * 4097 * 64);
+    std::uint64_t all_cached = 0;
+    std::uint64_t all_recomputed = 0;
+    for (std::uint64_t t = 1; t <= 4096; ++t) {
+        all_cached += sa::cached_step_operations(t, 64, 64);
+        all_recomputed += sa::recomputed_step_operations(t, 64, 64);
+    }
+    INFO("all N steps: 2·N·(N+1)·d with the cache and 2·N·(N+1)·(N+2)·d/3 recomputing, a ratio of (N+2)/3 = 1366");
+    CHECK(all_cached == std::uint64_t{2} * 4096 * 4097 * 64);
+    CHECK(all_recomputed == std::uint64_t{2} * 4096 * 4097 * 4098 * 64 / 3);
+    CHECK(all_recomputed == 1366 * all_cached);
+    INFO("the last step alone: (N+1)/2 = 2048.5 times as many");
+    CHECK(2 * sa::recomputed_step_operations(4096, 64, 64) == 4097 * sa::cached_step_operations(4096, 64, 64));
+}
+
+TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", "[ch13]")
+{
+    const Inputs in = random_inputs(1, 4, 5, 3, 2);
+    const sa::Matrix mask(4, 5, 0.0);
+    CHECK_THROWS_WITH(sa::tiled_attention(in.queries, in.keys, in.values, sa::Matrix(4, 4, 0.0), {2, 2}),
+                      Contains("tiled_attention") && Contains("4×4") && Contains("4×5"));
+    CHECK_THROWS_WITH(sa::tiled_attention(in.queries, in.queries, in.values, mask, {2, 2}),
+                      Contains("tiled_attention") && Contains("4×3") && Contains("5×2"));
+    CHECK_THROWS_AS(sa::tiled_attention(in.queries, in.keys, in.values, mask, {0, 2}), std::invalid_argument);
+    CHECK_THROWS_WITH(sa::fast_attention(in.queries, in.values, in.values),
+                      Contains("fast_attention") && Contains("4×3") && Contains("5×2"));
+    CHECK_THROWS_AS(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::none, {2, 0}),
+                    std::invalid_argument);
+    CHECK_THROWS_WITH(sa::merge_attention(sa::empty_attention(4, 2), sa::empty_attention(3, 2)),
+                      Contains("merge_attention"));
+    sa::KvCache cache;
+    static_cast<void>(sa::decode_step(cache, row_of(in.queries, 0), row_of(in.keys, 0), row_of(in.values, 0)));
+    CHECK_THROWS_WITH(sa::decode_step(cache, row_of(in.queries, 0), row_of(in.values, 0), row_of(in.values, 0)),
+                      Contains("decode_step") && Contains("1×2"));
+    sa::Matrix bad_mask = mask;
+    bad_mask(1, 1) = 1.0;
+    CHECK_THROWS_AS(sa::tiled_attention(in.queries, in.keys, in.values, bad_mask, {2, 2}), std::invalid_argument);
+    CHECK_THROWS_AS(sa::fast_attention(in.queries, in.keys, in.values, bad_mask), std::invalid_argument);
+}

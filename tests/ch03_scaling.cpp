@@ -9,15 +9,15 @@
 #include "experiment.hpp"
 #include "random.hpp"
 #include "scaling.hpp"
+#include "worked_example.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
-namespace {
-// The chapter prints 3 decimals: a printed number is within half a unit of the last digit.
-constexpr double printed = 0.0005;
+using worked::printed;
 
+namespace {
 // The chapter program's experiment, draw for draw: one generator, and for each d_k
 // first the variance pairs, then the softmax trials.
 struct ChapterExperiment {

@@ -6,16 +6,16 @@
 #include <vector>
 
 #include "masking.hpp"
+#include "worked_example.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 
+using worked::printed;
+using worked::two_root_two;
+
 namespace {
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
-// The chapter prints three decimals; half a unit in the last place is what the print can hide.
-constexpr double printed = 0.0005;
-// 4/√2 = 2√2: every score of 4 in the worked example after scaling by √d_k = √2.
-const double two_root_two = 4.0 / std::sqrt(2.0);
 
 bool is_masked_out(double entry)
 {

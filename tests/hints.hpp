@@ -62,7 +62,8 @@ inline std::string explain(const std::string& step, std::initializer_list<Input>
                                   step, rows, cols, fmt::join(others, "; "));
     }
     text += names.size() == 1 ? fmt::format("That matrix is {}. ", names.front())
-                              : fmt::format("That matrix is {}. ", fmt::join(names, " or "));
+                              : fmt::format("That matrix is {} ({} {}×{}). ", fmt::join(names, " or "),
+                                                          names.size() == 2 ? "both" : "all", rows, cols);
     return text + fmt::format("{}. A row index used as a column index (a missing transpose) reads past the end",
                               fmt::join(meanings, "; "));
 }

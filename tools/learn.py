@@ -432,31 +432,47 @@ def build_workspace(workspace, build, targets, jobs, sources=None):
 # runs in CTest like any other, but the grader gives it no points.
 UNGRADED_TAG = "[support]"
 SLOW = 2.0  # seconds after which a running check is named, so that a hang is never silent
+SLOW_TAG, SLOW_FACTOR = "[slow]", 4  # a check tagged [slow] may run 4 times as long as the others
 
 
-def list_cases(executable):
-    """The names of the graded test cases, in the order the file declares them."""
-    result = run_quietly([str(executable), "~" + UNGRADED_TAG, "--list-test-names-only"], timeout=60)
+def list_cases(executable, spec=""):
+    """The names of the graded test cases (those matching a Catch2 test spec such as "[slow]"),
+    in the order the file declares them."""
+    result = run_quietly([str(executable), f"~{UNGRADED_TAG}{spec}", "--list-test-names-only"], timeout=60)
     if result.returncode < 0:
         raise BuildFailed(f"{executable.name} crashed while listing its tests", result.stdout[-2000:])
     return [line for line in result.stdout.splitlines() if line.strip()]
 
 
 def report_paths(build):
-    """{CTest test name: the path of the XML report its Catch2 run writes}."""
+    """{(test file stem, case name): (CTest test name, the path of the XML report its Catch2 run writes)}."""
     shown = run_quietly(["ctest", "--test-dir", str(build), "-N", "--show-only=json-v1"])
     paths = {}
     for test in json.loads(shown.stdout or "{}").get("tests", []):
+        stem, _colon, case = test["name"].partition(":")  # catch_discover_tests' TEST_PREFIX "stem: "
         for argument in test.get("command") or []:
             if argument.startswith("--out "):
-                paths[test["name"]] = Path(argument[len("--out "):])
+                paths[(stem, case.strip())] = (test["name"], Path(argument[len("--out "):]))
     return paths
 
 
-def run_ctest(build, stems, timeout, jobs):
-    """Run the test cases of the named test files; returns {CTest name: how it ended}, where
-    "timeout" and "crashed" are what CTest saw, and prints progress while it runs."""
-    command = ["ctest", "--test-dir", str(build), "-R", f"^({'|'.join(stems)}): ", "--timeout", f"{timeout:g}",
+def shown(test):
+    """A CTest test name as the learner knows it: "chapter 2: Scores of the worked example"."""
+    stem, _colon, case = test.partition(":")
+    return f"chapter {int(stem[2:4])}: {case.strip()}" if re.match(r"ch\d\d_", stem) else test
+
+
+def ctest_regex(tests):
+    """A CTest regular expression that matches exactly these test names."""
+    return "^(" + "|".join(re.sub(r"([][\\^$.*+?()|])", r"\\\1", test) for test in tests) + ")$"
+
+
+def run_ctest(build, tests, timeout, jobs):
+    """Run the named CTest tests; returns {CTest name: how it ended}, where "timeout" and
+    "crashed" are what CTest saw, and prints progress while it runs."""
+    if not tests:
+        return {}
+    command = ["ctest", "--test-dir", str(build), "-R", ctest_regex(tests), "--timeout", f"{timeout:g}",
                "-j", str(jobs)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
     lines = queue.Queue()
@@ -481,11 +497,11 @@ def run_ctest(build, stems, timeout, jobs):
             ended[name] = "timeout" if "Timeout" in line else "crashed" if re.search(r"Exception|aborted", line) \
                 else "ran"
             if ended[name] == "timeout":
-                print(f"  stopped after {timeout:g} s: {name}", flush=True)
-        for number, since in running.items():
-            if number not in named and time.monotonic() - since > SLOW:
+                print(f"  stopped after {timeout:g} s (an endless loop?): {shown(name)}", flush=True)
+        for number, since in running.items():  # with a long time limit, a hang is named before it ends
+            if timeout > 2 * SLOW and number not in named and time.monotonic() - since > SLOW:
                 named.add(number)
-                print(f"  still running after {SLOW:g} s: {names[number]} (stopped at {timeout:g} s)", flush=True)
+                print(f"  still running after {SLOW:g} s (stops at {timeout:g} s): {shown(names[number])}", flush=True)
     process.wait()
     return ended
 
@@ -549,6 +565,8 @@ def describe_failure(element, infos):
         what = "crashed" if inner.tag == "FatalErrorCondition" else "threw"
         if "THROWS" in element.get("type", "") and inner.tag == "Exception":
             return f"{original}: expected a different outcome{why}, but it threw \"{text}\""
+        if text.startswith("matrix index ("):  # sa::Matrix's own message, from a step the test does not wrap
+            text += " (a row and a column index swapped, e.g. a missing transpose, or a loop bound from the wrong size)"
         where = f"{original}: " if original and not original.startswith("{Unknown") else ""
         return f"{where}{what} \"{text}\"{why}" if what == "threw" else f"{where}crashed: {text}{why}"
     macro = element.get("type", "")
@@ -671,15 +689,21 @@ def grade_once(args):
     results = [ChapterResult(chapter) for chapter in graded]
     names = {result.chapter.tests: list_cases(build / "bin" / f"test_{result.chapter.tests}") for result in results}
     reports = report_paths(build)
-    for path in set(reports.values()):
+    for _test, path in reports.values():
         path.unlink(missing_ok=True)
     print(f"Running {sum(map(len, names.values()))} checks (each stops after {args.timeout:g} s)...", flush=True)
-    ended = run_ctest(build, [result.chapter.tests for result in results], args.timeout, args.jobs)
+    # A check tagged [slow] (an experiment of many random draws) gets a longer time limit.
+    slow = {reports.get((stem, name), ("",))[0] for stem in names
+            for name in list_cases(build / "bin" / f"test_{stem}", SLOW_TAG)}
+    chosen = {reports.get((stem, name), ("",))[0] for stem in names for name in names[stem]} - slow - {""}
+    ended = run_ctest(build, sorted(slow - {""}), args.timeout * SLOW_FACTOR, args.jobs)
+    ended.update(run_ctest(build, sorted(chosen), args.timeout, args.jobs))
     broken_stubs = {exercise.name: exercise.file for exercise in exercises() if exercise.file in broken}
     for result in results:
         for name in names[result.chapter.tests]:
-            test = f"{result.chapter.tests}: {name}"
-            check = grade_check(name, reports.get(test), ended.get(test, "not run"), args.timeout)
+            test, report = reports.get((result.chapter.tests, name), ("", None))
+            check = grade_check(name, report, ended.get(test, "not run"),
+                                args.timeout * (SLOW_FACTOR if test in slow else 1))
             if check.stub in broken_stubs:
                 check.hint = f"does not build: {relative(workspace / broken_stubs[check.stub])} has errors (above)"
             result.checks.append(check)
@@ -703,11 +727,14 @@ def save_results(build, results):
 def chapters_used(chapter):
     """The chapters whose steps this chapter's tests call, directly or through another step."""
     steps = {exercise.name: exercise for exercise in exercises()}
-    bodies = {part[0].name: "".join(part[1]) for parts in exercise_files().values()
-              for part in parts if isinstance(part, tuple)}
+    bodies, variables = {}, {}
+    for file, parts in exercise_files().items():
+        declared = set(re.findall(r"\bMatrix\s*&?\s+(\w+)", (SRC / file).read_text(encoding="utf-8")))
+        for exercise, body in (part for part in parts if isinstance(part, tuple)):
+            bodies[exercise.name], variables[exercise.name] = "".join(body), declared
 
-    def calls(text, prefix=r"\b"):
-        return {name for name in steps if re.search(prefix + re.escape(name) + r"\s*\(", text)}
+    def calls(text, prefix=r"\b", skip=()):  # a parameter such as `scores(i, j)` is no call
+        return {name for name in steps if name not in skip and re.search(prefix + re.escape(name) + r"\s*\(", text)}
 
     tests = (TESTS / f"{chapter.tests}.cpp").read_text(encoding="utf-8", errors="replace")
     used, todo = set(), calls(tests, prefix=r"\bsa::")  # the tests name the library's functions sa::f
@@ -715,7 +742,7 @@ def chapters_used(chapter):
         name = todo.pop()
         if name not in used:
             used.add(name)
-            todo |= calls(bodies.get(name, "")) - used
+            todo |= calls(bodies.get(name, ""), skip=variables.get(name, ())) - used
     return {steps[name].chapter for name in used} - {chapter.number}
 
 

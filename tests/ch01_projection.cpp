@@ -11,6 +11,9 @@ using Catch::Matchers::WithinAbs;
 
 // Every number in this chapter is a small integer; a product of integers is exact in
 // double, so the tolerance only guards the printing.
+using worked::cheese;
+using worked::eats;
+using worked::mouse;
 using worked::printed;
 
 namespace {
@@ -31,14 +34,14 @@ TEST_CASE("Queries: W_Q swaps the two features of each embedding", "[ch01]")
     REQUIRE(queries.rows() == 3);
     REQUIRE(queries.cols() == 2);
     INFO("q_Mouse = [2,0]·W_Q = [2·0 + 0·1, 2·1 + 0·0] = [0, 2]");
-    CHECK_THAT(queries(0, 0), WithinAbs(0.0, printed));
-    CHECK_THAT(queries(0, 1), WithinAbs(2.0, printed));
+    CHECK_THAT(queries(mouse, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(queries(mouse, 1), WithinAbs(2.0, printed));
     INFO("q_Eats = [1,2]·W_Q = [1·0 + 2·1, 1·1 + 2·0] = [2, 1]");
-    CHECK_THAT(queries(1, 0), WithinAbs(2.0, printed));
-    CHECK_THAT(queries(1, 1), WithinAbs(1.0, printed));
+    CHECK_THAT(queries(eats, 0), WithinAbs(2.0, printed));
+    CHECK_THAT(queries(eats, 1), WithinAbs(1.0, printed));
     INFO("q_Cheese = q_Mouse, because Cheese has the same embedding [2,0]");
-    CHECK_THAT(queries(2, 0), WithinAbs(0.0, printed));
-    CHECK_THAT(queries(2, 1), WithinAbs(2.0, printed));
+    CHECK_THAT(queries(cheese, 0), WithinAbs(0.0, printed));
+    CHECK_THAT(queries(cheese, 1), WithinAbs(2.0, printed));
 }
 
 TEST_CASE("Keys and values: the identity leaves every embedding as it is", "[ch01]")

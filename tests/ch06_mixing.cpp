@@ -13,6 +13,9 @@
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 
+using worked::cheese;
+using worked::eats;
+using worked::mouse;
 using worked::printed;
 using worked::two_root_two;
 
@@ -57,21 +60,22 @@ TEST_CASE("Mixing the worked example: Mouse and Cheese move toward Eats, Eats ta
     const sa::Matrix outputs = mix_of(worked_weights(), worked_values());
     REQUIRE(outputs.rows() == 3);
     REQUIRE(outputs.cols() == 2);
-    for (const std::size_t row : {std::size_t{0}, std::size_t{2}}) {
-        INFO("row " << row << ": w·[2,0] + W·[1,2] + w·[2,0] = [4w + W, 2W] with w ≈ 0.0529, W ≈ 0.8943");
-        CHECK_THAT(outputs(row, 0), WithinAbs(1.10571479, printed));
-        CHECK_THAT(outputs(row, 1), WithinAbs(1.78857042, printed));
+    for (const std::size_t row : {mouse, cheese}) {
+        INFO("row " << worked::token_names[row]
+                    << ": w·[2,0] + W·[1,2] + w·[2,0] = [4w + W, 2W] with w ≈ 0.0529, W ≈ 0.8943");
+        CHECK_THAT(outputs(row, 0), WithinAbs(4 * small + large, printed));
+        CHECK_THAT(outputs(row, 1), WithinAbs(2 * large, printed));
     }
     INFO("Eats: ([2,0] + [1,2] + [2,0]) / 3 = [5/3, 2/3]");
-    CHECK_THAT(outputs(1, 0), WithinAbs(5.0 / 3.0, printed));
-    CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
+    CHECK_THAT(outputs(eats, 0), WithinAbs(5.0 / 3.0, printed));
+    CHECK_THAT(outputs(eats, 1), WithinAbs(2.0 / 3.0, printed));
 }
 
 TEST_CASE("One output entry by hand: Mouse's first feature", "[ch06]")
 {
     const sa::Matrix outputs = mix_of(worked_weights(), worked_values());
     INFO("o_Mouse,1 = A(Mouse,Mouse)·2 + A(Mouse,Eats)·1 + A(Mouse,Cheese)·2 = 0.1057 + 0.8943 + 0.1057");
-    CHECK_THAT(outputs(0, 0), WithinAbs(2.0 * small + 1.0 * large + 2.0 * small, 1e-12));
+    CHECK_THAT(outputs(mouse, 0), WithinAbs(2.0 * small + 1.0 * large + 2.0 * small, 1e-12));
 }
 
 TEST_CASE("Mixing the causally masked weights: a one-hot row copies one value", "[ch06]")
@@ -79,14 +83,14 @@ TEST_CASE("Mixing the causally masked weights: a one-hot row copies one value", 
     const sa::Matrix weights{{1, 0, 0}, {0.5, 0.5, 0}, {small, large, small}};
     const sa::Matrix outputs = mix_of(weights, worked_values());
     INFO("Mouse puts all its weight on itself, so its output is v_Mouse = [2, 0]");
-    CHECK_THAT(outputs(0, 0), WithinAbs(2.0, printed));
-    CHECK_THAT(outputs(0, 1), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(mouse, 0), WithinAbs(2.0, printed));
+    CHECK_THAT(outputs(mouse, 1), WithinAbs(0.0, printed));
     INFO("Eats halves between Mouse and itself: ([2,0] + [1,2]) / 2 = [1.5, 1.0]");
-    CHECK_THAT(outputs(1, 0), WithinAbs(1.5, printed));
-    CHECK_THAT(outputs(1, 1), WithinAbs(1.0, printed));
+    CHECK_THAT(outputs(eats, 0), WithinAbs(1.5, printed));
+    CHECK_THAT(outputs(eats, 1), WithinAbs(1.0, printed));
     INFO("Cheese sees everything, so its output is the unmasked one, [4w + W, 2W]");
-    CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
-    CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+    CHECK_THAT(outputs(cheese, 0), WithinAbs(4 * small + large, printed));
+    CHECK_THAT(outputs(cheese, 1), WithinAbs(2 * large, printed));
 }
 
 TEST_CASE("n ≠ m and d_k ≠ d_v: 2 queries over 4 keys with 3-wide values give a 2×3 output", "[ch06]")
@@ -171,10 +175,10 @@ TEST_CASE("NaN path (softmax_rows then mix): a nan score makes that output row n
     CHECK(std::isnan(outputs(0, 0)));
     CHECK(std::isnan(outputs(0, 1)));
     INFO("rows 1 and 2 are the worked example's Eats [5/3, 2/3] and Cheese [4w + W, 2W]");
-    CHECK_THAT(outputs(1, 0), WithinAbs(5.0 / 3.0, printed));
-    CHECK_THAT(outputs(1, 1), WithinAbs(2.0 / 3.0, printed));
-    CHECK_THAT(outputs(2, 0), WithinAbs(1.10571479, printed));
-    CHECK_THAT(outputs(2, 1), WithinAbs(1.78857042, printed));
+    CHECK_THAT(outputs(eats, 0), WithinAbs(5.0 / 3.0, printed));
+    CHECK_THAT(outputs(eats, 1), WithinAbs(2.0 / 3.0, printed));
+    CHECK_THAT(outputs(cheese, 0), WithinAbs(4 * small + large, printed));
+    CHECK_THAT(outputs(cheese, 1), WithinAbs(2 * large, printed));
 }
 
 // Chapter 4 prints what its masks lead to; those numbers need this chapter's mix
@@ -185,24 +189,24 @@ TEST_CASE("Chapter 4's causal mask, mixed: the worked example's weights and outp
     const sa::Matrix weights = sa::softmax_rows(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)));
     const sa::Matrix outputs = mix_of(weights, worked_values());
     INFO("Mouse has one key left, itself: weights [1, 0, 0], output v_Mouse = [2, 0]");
-    CHECK_THAT(weights(0, 0), WithinAbs(1.0, printed));
-    CHECK_THAT(weights(0, 1), WithinAbs(0.0, printed));
-    CHECK_THAT(weights(0, 2), WithinAbs(0.0, printed));
-    CHECK_THAT(outputs(0, 0), WithinAbs(2.0, printed));
-    CHECK_THAT(outputs(0, 1), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(mouse, mouse), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(mouse, eats), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(mouse, cheese), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(mouse, 0), WithinAbs(2.0, printed));
+    CHECK_THAT(outputs(mouse, 1), WithinAbs(0.0, printed));
     INFO("Eats has two equal scores 2√2 left: [0.5, 0.5, 0], output ([2,0] + [1,2]) / 2 = [1.5, 1.0]");
-    CHECK_THAT(weights(1, 0), WithinAbs(0.5, printed));
-    CHECK_THAT(weights(1, 1), WithinAbs(0.5, printed));
-    CHECK_THAT(weights(1, 2), WithinAbs(0.0, printed));
-    CHECK_THAT(outputs(1, 0), WithinAbs(1.5, printed));
-    CHECK_THAT(outputs(1, 1), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(eats, mouse), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(eats, eats), WithinAbs(0.5, printed));
+    CHECK_THAT(weights(eats, cheese), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(eats, 0), WithinAbs(1.5, printed));
+    CHECK_THAT(outputs(eats, 1), WithinAbs(1.0, printed));
     INFO("Cheese sees everything, as without a mask: [1, e^{2√2}, 1] / (2 + e^{2√2}) with e^{2√2} ≈ 16.9188");
-    CHECK_THAT(weights(2, 0), WithinAbs(small, printed));
-    CHECK_THAT(weights(2, 1), WithinAbs(large, printed));
-    CHECK_THAT(weights(2, 2), WithinAbs(small, printed));
+    CHECK_THAT(weights(cheese, mouse), WithinAbs(small, printed));
+    CHECK_THAT(weights(cheese, eats), WithinAbs(large, printed));
+    CHECK_THAT(weights(cheese, cheese), WithinAbs(small, printed));
     INFO("Cheese's output: 0.0529·[2,0] + 0.8943·[1,2] + 0.0529·[2,0] = [4w + W, 2W] ≈ [1.1057, 1.7886]");
-    CHECK_THAT(outputs(2, 0), WithinAbs(4 * small + large, printed));
-    CHECK_THAT(outputs(2, 1), WithinAbs(2 * large, printed));
+    CHECK_THAT(outputs(cheese, 0), WithinAbs(4 * small + large, printed));
+    CHECK_THAT(outputs(cheese, 1), WithinAbs(2 * large, printed));
 }
 
 TEST_CASE("Chapter 4's causal plus padding mask, mixed: a fully masked row gives zeros, never nan", "[ch06]")
@@ -215,21 +219,21 @@ TEST_CASE("Chapter 4's causal plus padding mask, mixed: a fully masked row gives
     for (std::size_t j = 0; j < 3; ++j) {
         CHECK(weights(0, j) == 0.0);
     }
-    CHECK(outputs(0, 0) == 0.0);
-    CHECK(outputs(0, 1) == 0.0);
+    CHECK(outputs(mouse, 0) == 0.0);
+    CHECK(outputs(mouse, 1) == 0.0);
     INFO("Eats has only itself: weights [0, 1, 0], output v_Eats = [1, 2]");
-    CHECK_THAT(weights(1, 0), WithinAbs(0.0, printed));
-    CHECK_THAT(weights(1, 1), WithinAbs(1.0, printed));
-    CHECK_THAT(weights(1, 2), WithinAbs(0.0, printed));
-    CHECK_THAT(outputs(1, 0), WithinAbs(1.0, printed));
-    CHECK_THAT(outputs(1, 1), WithinAbs(2.0, printed));
+    CHECK_THAT(weights(eats, mouse), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(eats, eats), WithinAbs(1.0, printed));
+    CHECK_THAT(weights(eats, cheese), WithinAbs(0.0, printed));
+    CHECK_THAT(outputs(eats, 0), WithinAbs(1.0, printed));
+    CHECK_THAT(outputs(eats, 1), WithinAbs(2.0, printed));
     INFO("Cheese keeps Eats (2√2) and itself (0): e^{2√2}/(1 + e^{2√2}) ≈ 0.9442 and 1/(1 + e^{2√2}) ≈ 0.0558");
-    CHECK_THAT(weights(2, 0), WithinAbs(0.0, printed));
-    CHECK_THAT(weights(2, 1), WithinAbs(0.94419278, printed));
-    CHECK_THAT(weights(2, 2), WithinAbs(0.05580722, printed));
+    CHECK_THAT(weights(cheese, mouse), WithinAbs(0.0, printed));
+    CHECK_THAT(weights(cheese, eats), WithinAbs(0.94419278, printed));
+    CHECK_THAT(weights(cheese, cheese), WithinAbs(0.05580722, printed));
     INFO("Cheese's output: 0.9442·[1,2] + 0.0558·[2,0] ≈ [1.0558, 1.8884]");
-    CHECK_THAT(outputs(2, 0), WithinAbs(1.05580722, printed));
-    CHECK_THAT(outputs(2, 1), WithinAbs(1.88838556, printed));
+    CHECK_THAT(outputs(cheese, 0), WithinAbs(1.05580722, printed));
+    CHECK_THAT(outputs(cheese, 1), WithinAbs(1.88838556, printed));
 }
 
 TEST_CASE("Chapter 4's fully masked row, mixed: the other rows are bit-identical to the unmasked run", "[ch06]")

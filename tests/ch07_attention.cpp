@@ -168,7 +168,7 @@ TEST_CASE("The worked example: the intermediate matrices the program prints", "[
     const double expected_scores[3][3] = {{0, 4, 0}, {4, 4, 4}, {0, 4, 0}};
     for (std::size_t i = 0; i < 3; ++i) {
         for (std::size_t j = 0; j < 3; ++j) {
-            INFO("S(" << i << "," << j << "): q_Mouse = q_Cheese = [0,2] meets only k_Eats = [1,2] (0·1 + 2·2 = 4); "
+            INFO("row " << worked::token_names[i] << ", column " << worked::token_names[j] << ": q_Mouse = q_Cheese = [0,2] meets only k_Eats = [1,2] (0·1 + 2·2 = 4); "
                       "q_Eats = [2,1] scores 2·2 = 4 against [2,0] and 2·1 + 1·2 = 4 against [1,2]");
             CHECK_THAT(raw(i, j), WithinAbs(expected_scores[i][j], printed));
             INFO("scaled: 4/√2 = 2√2 ≈ 2.828, 0 stays 0");

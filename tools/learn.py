@@ -14,7 +14,8 @@ in build/grade/), lets CTest run every Catch2 test case in a process of its own 
 time limit, reads each case's result from the XML report Catch2 writes for it, and
 prints one row per chapter with points, a status and a hint for each failing check.
 A file that does not compile is graded as its stubs, so it fails only the chapters
-that need it.
+that need it. A check may run for 3 s (one tagged [slow], 12 s); each check stopped is
+named as it happens.
 
 Run it as tools/learn COMMAND; tools/learn --help lists the commands.
 """
@@ -563,8 +564,11 @@ def describe_failure(element, infos):
     if inner is not None:
         text = (inner.text or "").strip()
         what = "crashed" if inner.tag == "FatalErrorCondition" else "threw"
-        if "THROWS" in element.get("type", "") and inner.tag == "Exception":
-            return f"{original}: expected a different outcome{why}, but it threw \"{text}\""
+        macro = element.get("type", "")
+        if "THROWS" in macro and inner.tag == "Exception":  # CHECK_THROWS_AS(call, Type), CHECK_NOTHROW(call)
+            call, _comma, wanted = original.rpartition(", ") if "THROWS_AS" in macro else (original, "", "")
+            wanted = "not throw" if "NOTHROW" in macro else f"throw {wanted}" if wanted else "throw another error"
+            return f"{call}: expected to {wanted}{why}, but it threw \"{text}\""
         if text.startswith("matrix index ("):  # sa::Matrix's own message, from a step the test does not wrap
             text += " (a row and a column index swapped, e.g. a missing transpose, or a loop bound from the wrong size)"
         where = f"{original}: " if original and not original.startswith("{Unknown") else ""

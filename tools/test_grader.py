@@ -33,10 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import learn  # noqa: E402
 
 LEARN = learn.ROOT / "tools" / "learn"
-# The seeded bug: the step of chapter 3, and the chapters whose tests reach it through sa::attention.
+# The seeded bug: the step of chapter 3. It must fail chapter 3 and chapters 7 and 8, whose
+# tests reach it through sa::attention, and no chapter whose tests cannot reach it.
 SEEDED_FILE = "scaling.cpp"
 SEEDED_FROM = "std::sqrt(static_cast<double>(key_dim))"
 SEEDED_TO = "static_cast<double>(key_dim)"
+SEEDED_CHAPTER = 3
 SEEDED_FAILING = {3, 7, 8}
 
 failures = []
@@ -48,7 +50,14 @@ def expect(condition, message):
         print(f"FAIL: {message}")
 
 
+# The default time limit of a check (3 s) suits a learner's machine; a test machine that
+# builds several things at once can be many times slower, and the reference must still pass.
+GRADE_TIMEOUT = ["--timeout", "15"]
+
+
 def run_learn(args, *extra, timeout=1500):
+    if extra[:1] == ("grade",) and "--timeout" not in extra:
+        extra = (*extra, *GRADE_TIMEOUT)
     command = [str(LEARN), "--workspace", str(args.workspace), "--build", str(args.build), *extra]
     print("$ tools/learn " + " ".join(command[1:]), flush=True)
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -144,11 +153,14 @@ def scenario_seeded_bug(args):
     expect(result.returncode == 1, f"grading the seeded bug exited with {result.returncode}, expected 1")
     failing = {number for number, (_p, _n, status) in rows.items() if status != "passed"}
     expected = SEEDED_FAILING & graded
-    expect(failing == expected,
-           f"scaling by d_k instead of sqrt(d_k) fails chapters {sorted(failing)}, expected {sorted(expected)}")
+    reach = {SEEDED_CHAPTER} | {number for number in graded
+                                if SEEDED_CHAPTER in learn.chapters_used(learn.chapters()[number])}
+    expect(expected <= failing <= reach,
+           f"scaling by d_k instead of sqrt(d_k) fails chapters {sorted(failing)}, expected {sorted(expected)} "
+           f"and at most the chapters that reach it, {sorted(reach)}")
 
     # Every failing check of a chapter, each with its hint: grading one chapter shows them all...
-    number = min(expected)
+    number = SEEDED_CHAPTER
     points, possible, _status = rows.get(number, (0, 0, ""))
     alone = run_learn(args, "grade", "--chapter", str(number))
     shown = re.findall(r"^\s+failing: .*\n\s+(.*)$", alone.stdout, re.M)

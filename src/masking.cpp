@@ -7,7 +7,7 @@
 
 namespace sa {
 
-//> causal_mask
+//> causal-mask
 Matrix causal_mask(std::size_t queries, std::size_t keys)
 {
     // BEGIN SOLUTION causal_mask: chapter 4, Masking
@@ -21,9 +21,9 @@ Matrix causal_mask(std::size_t queries, std::size_t keys)
     return mask;
     // END SOLUTION
 }
-//< causal_mask
+//< causal-mask
 
-//> padding_mask
+//> padding-mask
 Matrix padding_mask(std::size_t queries, const std::vector<bool>& key_is_real)
 {
     // BEGIN SOLUTION padding_mask: chapter 4, Masking
@@ -39,9 +39,9 @@ Matrix padding_mask(std::size_t queries, const std::vector<bool>& key_is_real)
     return mask;
     // END SOLUTION
 }
-//< padding_mask
+//< padding-mask
 
-//> apply_mask
+//> apply-mask
 Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask)
 {
     // BEGIN SOLUTION apply_mask: chapter 4, Masking
@@ -66,6 +66,6 @@ Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask)
     return masked;
     // END SOLUTION
 }
-//< apply_mask
+//< apply-mask
 
 }  // namespace sa

@@ -4,7 +4,6 @@
 
 namespace sa {
 
-//> splitmix64
 std::uint64_t SplitMix64::next() noexcept
 {
     // Unsigned arithmetic wraps modulo 2^64 by definition, on every platform.
@@ -14,7 +13,6 @@ std::uint64_t SplitMix64::next() noexcept
     mixed = (mixed ^ (mixed >> 27U)) * 0x94D049BB133111EBULL;
     return mixed ^ (mixed >> 31U);
 }
-//< splitmix64
 
 //> unit-variance
 double SplitMix64::uniform() noexcept

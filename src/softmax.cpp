@@ -7,7 +7,7 @@
 
 namespace sa {
 
-//> softmax_rows
+//> softmax-rows
 Matrix softmax_rows(const Matrix& scores)
 {
     // BEGIN SOLUTION softmax_rows: chapter 5, Softmax
@@ -52,6 +52,6 @@ Matrix softmax_rows(const Matrix& scores)
     return weights;
     // END SOLUTION
 }
-//< softmax_rows
+//< softmax-rows
 
 }  // namespace sa

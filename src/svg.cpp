@@ -135,6 +135,9 @@ double luminance(const Rgb& colour)
     return 0.2126 * linear(colour.r) + 0.7152 * linear(colour.g) + 0.0722 * linear(colour.b);
 }
 
+// A cell's text. Finite numbers go through format_number, the formatter of the printed
+// tables, so a figure never shows a number differently from the text; only NaN and the
+// infinities get the figure's own marks, drawn apart from every number.
 std::string value_text(double value, int precision)
 {
     if (std::isnan(value)) {
@@ -143,7 +146,7 @@ std::string value_text(double value, int precision)
     if (std::isinf(value)) {
         return value < 0 ? "\u2212\u221e" : "+\u221e";
     }
-    return fmt::format("{:.{}f}", value, precision);
+    return format_number(value, precision);
 }
 
 constexpr const char* masked_fill = "url(#sa-masked)";

@@ -16,7 +16,7 @@ CASES = [
     ("an empty matrix", ["--wq", ""], "--wq: the matrix is empty"),
     ("an empty row", ["--embeddings", "2,0;;2,0"], '"" is not a number'),
     ("W_Q with the wrong number of rows", ["--wq", "0,1;1,0;1,1"], "--wq: expected 2 rows (one per embedding feature), got 3"),
-    ("W_K with a d_k different from W_Q", ["--wk", "1,0,0;0,1,0"], "--wk: expected 2 columns (d_k, the same as --wq), got 3"),
+    ("W_K with a d_k different from W_Q", ["--wk", "1,0,0;0,1,0"], "columns (d_k, the same as --wq), got 3"),
     ("W_V with the wrong number of rows", ["--wv", "1,0"], "--wv: expected 2 rows (one per embedding feature), got 1"),
     ("too few token names", ["--tokens", "A,B"], "--tokens: expected 3 names (one per embedding row), got 2"),
     ("too many token names", ["--tokens", "A,B,C,D"], "--tokens: expected 3 names (one per embedding row), got 4"),

@@ -19,20 +19,20 @@ std::string masking_chapter(const sa::Example& example)
     const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
     const sa::Matrix values = sa::project(example.embeddings, example.w_value);
     const sa::Matrix scaled = sa::scale(sa::scores(queries, keys), queries.cols());
-    //> causal-mask
+    //> mask-the-scores
     const sa::Matrix mask = sa::causal_mask(n, n);         // 0 on and below the diagonal, -inf above
     const sa::Matrix masked = sa::apply_mask(scaled, mask);  // S/√d_k + M
     const sa::Matrix weights = sa::softmax_rows(masked);     // each -inf becomes a weight of 0
     const sa::Matrix outputs = sa::mix(weights, values);
-    //< causal-mask
-    //> padding-mask
+    //< mask-the-scores
+    //> pad-the-first-token
     std::vector<bool> key_is_real(n, true);
     key_is_real.front() = false;  // the first position holds a padding token
     const sa::Matrix padding = sa::padding_mask(n, key_is_real);  // -inf in the first column
     const sa::Matrix padded = sa::apply_mask(masked, padding);      // both masks, one after the other
     const sa::Matrix padded_weights = sa::softmax_rows(padded);  // the first row has nothing left
     const sa::Matrix padded_outputs = sa::mix(padded_weights, values);
-    //< padding-mask
+    //< pad-the-first-token
 
     const auto& tokens = example.tokens;
     const auto features = sa::feature_labels(values.cols());

@@ -1,0 +1,1 @@
+build/bin/ch09-multi-head --heads 1

@@ -1,0 +1,1 @@
+build/bin/ch10-word-order --positions rope

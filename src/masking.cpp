@@ -68,4 +68,30 @@ Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask)
 }
 //< apply-mask
 
+//> apply-mask-backward
+Matrix apply_mask_backward(const Matrix& d_masked, const Matrix& mask)
+{
+    // BEGIN SOLUTION apply_mask_backward: chapter 11, Gradients
+    if (d_masked.rows() != mask.rows() || d_masked.cols() != mask.cols()) {
+        throw ShapeError(fmt::format(
+            "apply_mask_backward: the gradient is {} but the mask is {}; they must have the same shape",
+            shape(d_masked), shape(mask)));
+    }
+    Matrix d_scaled(d_masked.rows(), d_masked.cols());
+    for (std::size_t i = 0; i < d_scaled.rows(); ++i) {
+        for (std::size_t j = 0; j < d_scaled.cols(); ++j) {
+            const double entry = mask(i, j);
+            if (entry != 0.0 && entry != -std::numeric_limits<double>::infinity()) {
+                throw std::invalid_argument(fmt::format(
+                    "apply_mask_backward: mask entry ({}, {}) is {}; each entry must be 0 (takes part) or -inf "
+                    "(masked out)", i, j, entry));
+            }
+            d_scaled(i, j) = entry == 0.0 ? d_masked(i, j) : 0.0;  // a masked score cannot move the loss
+        }
+    }
+    return d_scaled;
+    // END SOLUTION
+}
+//< apply-mask-backward
+
 }  // namespace sa

@@ -55,4 +55,24 @@ namespace sa {
 /// \throws std::invalid_argument if a mask entry is neither 0 nor \f$ -\infty \f$
 [[nodiscard]] Matrix apply_mask(const Matrix& scaled_scores, const Matrix& mask);
 
+/// \brief Backward pass of apply_mask(): the gradient passes through where the mask is 0
+///        and is exactly 0 where it is \f$ -\infty \f$.
+///
+/// apply_mask() sets a masked entry to \f$ -\infty \f$ whatever the score was, so nothing
+/// the score does there can change the loss: its derivative is 0. Elsewhere the entry is
+/// the score itself, with derivative 1. So \f$ dS_{ij} = dS'_{ij} \f$ where
+/// \f$ M_{ij} = 0 \f$ and \f$ dS_{ij} = 0 \f$ where \f$ M_{ij} = -\infty \f$, even if
+/// \f$ dS'_{ij} \f$ is NaN: a token that cannot be seen is never blamed, and a fully
+/// masked row passes back an all-zero row.
+///
+/// Shapes: dS' and M are both n×m; the result is n×m.
+///
+/// \param d_masked dS', the gradient with respect to the masked scores, n×m
+/// \param mask M, the mask apply_mask() was called with, every entry 0 or \f$ -\infty \f$
+/// \return the gradient with respect to the scaled scores, n×m
+/// \throws ShapeError if the shapes differ, e.g. "apply_mask_backward: the gradient is 3×3 but
+///         the mask is 3×2; they must have the same shape"
+/// \throws std::invalid_argument if a mask entry is neither 0 nor \f$ -\infty \f$
+[[nodiscard]] Matrix apply_mask_backward(const Matrix& d_masked, const Matrix& mask);
+
 }  // namespace sa

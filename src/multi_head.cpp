@@ -63,10 +63,11 @@ std::vector<Matrix> split_heads(const Matrix& matrix, std::size_t heads)
     const std::size_t width = head_width("split_heads", "the matrix", matrix, heads);
     std::vector<Matrix> slices;
     for (std::size_t head = 0; head < heads; ++head) {
+        // Head i owns columns [i·width, (i+1)·width) of every row.
         Matrix slice(matrix.rows(), width);
         for (std::size_t r = 0; r < matrix.rows(); ++r) {
             for (std::size_t c = 0; c < width; ++c) {
-                slice(r, c) = matrix(r, head * width + c);  // head i owns columns [i·width, (i+1)·width)
+                slice(r, c) = matrix(r, head * width + c);
             }
         }
         slices.push_back(slice);
@@ -116,10 +117,10 @@ Matrix multi_head_attention(const Matrix& queries, const Matrix& keys, const Mat
     const std::vector<Matrix> key_heads = split_heads(keys, heads);
     const std::vector<Matrix> value_heads = split_heads(values, heads);
     std::vector<Matrix> head_outputs;
-    for (std::size_t head = 0; head < heads; ++head) {  // chapter 7 on each head's own slices
+    for (std::size_t head = 0; head < heads; ++head) {  // chapter 7, on the head's slices
         head_outputs.push_back(attention(query_heads[head], key_heads[head], value_heads[head], mask));
     }
-    return project(concat_heads(head_outputs), w_out);  // [head_0 | ... | head_h-1]·W_O
+    return project(concat_heads(head_outputs), w_out);  // [head_0 | head_1 | ...]·W_O
     // END SOLUTION
 }
 //< multi-head-attention

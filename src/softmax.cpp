@@ -54,4 +54,29 @@ Matrix softmax_rows(const Matrix& scores)
 }
 //< softmax-rows
 
+//> softmax-rows-backward
+Matrix softmax_rows_backward(const Matrix& weights, const Matrix& d_weights)
+{
+    // BEGIN SOLUTION softmax_rows_backward: chapter 11, Gradients
+    if (weights.rows() != d_weights.rows() || weights.cols() != d_weights.cols()) {
+        throw ShapeError(fmt::format("softmax_rows_backward: A is {} but dA is {}; they must have the same shape",
+                                     shape(weights), shape(d_weights)));
+    }
+    Matrix d_scores(weights.rows(), weights.cols());
+    for (std::size_t i = 0; i < weights.rows(); ++i) {
+        // c_i = rowsum(dA ∘ A): the blame of the row's weighted average, which every
+        // entry shares because the weights must keep summing to 1.
+        double shared = 0.0;
+        for (std::size_t j = 0; j < weights.cols(); ++j) {
+            shared += d_weights(i, j) * weights(i, j);
+        }
+        for (std::size_t j = 0; j < weights.cols(); ++j) {
+            d_scores(i, j) = weights(i, j) * (d_weights(i, j) - shared);
+        }
+    }
+    return d_scores;
+    // END SOLUTION
+}
+//< softmax-rows-backward
+
 }  // namespace sa

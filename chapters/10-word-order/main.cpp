@@ -24,7 +24,6 @@ struct Sentence {
 
 Sentence run(const sa::Example& example, const std::string& positions, const std::vector<std::size_t>& order)
 {
-    Sentence sentence{sa::reorder_tokens(example.tokens, order)};
     const sa::Matrix embeddings = sa::reorder_rows(example.embeddings, order);  // the words in this order
     //> positions
     const std::size_t n = embeddings.rows();
@@ -41,11 +40,7 @@ Sentence run(const sa::Example& example, const std::string& positions, const std
     }
     const sa::Matrix outputs = sa::attention(queries, keys, values);
     //< positions
-    sentence.inputs = inputs;
-    sentence.queries = queries;
-    sentence.keys = keys;
-    sentence.outputs = outputs;
-    return sentence;
+    return {sa::reorder_tokens(example.tokens, order), inputs, queries, keys, outputs};
 }
 
 std::string quoted(const std::vector<std::string>& tokens)

@@ -1,0 +1,160 @@
+#include "gradient_check.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "attention.hpp"
+#include "masking.hpp"
+#include "mixing.hpp"
+#include "projection.hpp"
+#include "scaling.hpp"
+#include "scores.hpp"
+#include "softmax.hpp"
+
+namespace sa {
+
+double upstream_loss(const Matrix& outputs, const Matrix& d_outputs)
+{
+    if (outputs.rows() != d_outputs.rows() || outputs.cols() != d_outputs.cols()) {
+        throw ShapeError(fmt::format("upstream_loss: O is {} but dO is {}; they must have the same shape",
+                                     shape(outputs), shape(d_outputs)));
+    }
+    double loss = 0.0;
+    for (std::size_t i = 0; i < outputs.rows(); ++i) {
+        for (std::size_t d = 0; d < outputs.cols(); ++d) {
+            loss += d_outputs(i, d) * outputs(i, d);
+        }
+    }
+    return loss;
+}
+
+//> numeric-gradient
+Matrix numeric_gradient(const std::function<double(const Matrix&)>& loss, const Matrix& at, double step)
+{
+    if (!(step > 0.0)) {
+        throw std::invalid_argument(fmt::format("numeric_gradient: the step is {}; it must be greater than 0", step));
+    }
+    Matrix gradient(at.rows(), at.cols());
+    Matrix nudged = at;
+    for (std::size_t i = 0; i < at.rows(); ++i) {
+        for (std::size_t j = 0; j < at.cols(); ++j) {
+            nudged(i, j) = at(i, j) + step;
+            const double up = loss(nudged);
+            nudged(i, j) = at(i, j) - step;
+            const double down = loss(nudged);
+            nudged(i, j) = at(i, j);
+            // -inf ± h is -inf again: the loss does not move, and neither may the gradient.
+            gradient(i, j) = up == down ? 0.0 : (up - down) / (2.0 * step);
+        }
+    }
+    return gradient;
+}
+//< numeric-gradient
+
+double relative_difference(const Matrix& analytic, const Matrix& numeric)
+{
+    if (analytic.rows() != numeric.rows() || analytic.cols() != numeric.cols()) {
+        throw ShapeError(fmt::format("relative_difference: the analytic gradient is {} but the numeric one is {}; "
+                                     "they must have the same shape", shape(analytic), shape(numeric)));
+    }
+    double largest_gap = 0.0;
+    double largest_entry = 0.0;
+    for (std::size_t i = 0; i < analytic.rows(); ++i) {
+        for (std::size_t j = 0; j < analytic.cols(); ++j) {
+            const double a = analytic(i, j);
+            const double n = numeric(i, j);
+            if (std::isnan(a) || std::isnan(n)) {
+                return std::numeric_limits<double>::quiet_NaN();
+            }
+            largest_gap = std::fmax(largest_gap, std::fabs(a - n));
+            largest_entry = std::fmax(largest_entry, std::fmax(std::fabs(a), std::fabs(n)));
+        }
+    }
+    return largest_entry == 0.0 ? 0.0 : largest_gap / largest_entry;
+}
+
+std::vector<GradientCheck> gradient_checks(const Matrix& embeddings, const Matrix& w_query, const Matrix& w_key,
+                                           const Matrix& w_value, const Matrix& mask, const Matrix& d_outputs,
+                                           double step)
+{
+    const AttentionGrads grads = attention_backward(embeddings, w_query, w_key, w_value, mask, d_outputs);
+    const std::size_t key_dim = w_query.cols();
+    // The forward pass from each point on, as a loss of the one quantity that is nudged.
+    const auto from_weights = [&](const Matrix& values) {
+        return [&d_outputs, values](const Matrix& weights) { return upstream_loss(mix(weights, values), d_outputs); };
+    };
+    const auto from_masked = [&](const Matrix& values) {
+        return [&d_outputs, values](const Matrix& masked) {
+            return upstream_loss(mix(softmax_rows(masked), values), d_outputs);
+        };
+    };
+    const auto from_scores = [&](const Matrix& values) {
+        return [&d_outputs, &mask, values, key_dim](const Matrix& raw) {
+            return upstream_loss(mix(softmax_rows(apply_mask(scale(raw, key_dim), mask)), values), d_outputs);
+        };
+    };
+    const auto from_qkv = [&](const Matrix& queries, const Matrix& keys, const Matrix& values) {
+        return upstream_loss(attention(queries, keys, values, mask), d_outputs);
+    };
+    const auto from_projections = [&](const Matrix& e, const Matrix& wq, const Matrix& wk, const Matrix& wv) {
+        return from_qkv(project(e, wq), project(e, wk), project(e, wv));
+    };
+    const Matrix queries = project(embeddings, w_query);
+    const Matrix keys = project(embeddings, w_key);
+    const Matrix values = project(embeddings, w_value);
+    const Matrix raw = scores(queries, keys);
+    const Matrix masked = apply_mask(scale(raw, key_dim), mask);
+    const Matrix weights = softmax_rows(masked);
+
+    std::vector<GradientCheck> checks;
+    const auto add = [&](const std::string& name, const Matrix& analytic,
+                         const std::function<double(const Matrix&)>& loss, const Matrix& at) {
+        const Matrix numeric = numeric_gradient(loss, at, step);
+        checks.push_back({name, analytic, numeric, relative_difference(analytic, numeric)});
+    };
+    add("dA", grads.d_weights, from_weights(values), weights);
+    add("dS'", grads.d_masked, from_masked(values), masked);
+    add("dS", grads.d_scores, from_scores(values), raw);
+    add("dQ", grads.d_queries, [&](const Matrix& x) { return from_qkv(x, keys, values); }, queries);
+    add("dK", grads.d_keys, [&](const Matrix& x) { return from_qkv(queries, x, values); }, keys);
+    add("dV", grads.d_values, [&](const Matrix& x) { return from_qkv(queries, keys, x); }, values);
+    add("dW_Q", grads.d_w_query,
+        [&](const Matrix& x) { return from_projections(embeddings, x, w_key, w_value); }, w_query);
+    add("dW_K", grads.d_w_key,
+        [&](const Matrix& x) { return from_projections(embeddings, w_query, x, w_value); }, w_key);
+    add("dW_V", grads.d_w_value,
+        [&](const Matrix& x) { return from_projections(embeddings, w_query, w_key, x); }, w_value);
+    add("dE", grads.d_embeddings,
+        [&](const Matrix& x) { return from_projections(x, w_query, w_key, w_value); }, embeddings);
+    return checks;
+}
+
+std::string gradient_check_table(const std::vector<GradientCheck>& checks, double tolerance)
+{
+    std::string out;
+    for (const auto& check : checks) {
+        const bool agrees = check.difference < tolerance;
+        out += fmt::format("  {:<5} {:>5}  {}\n", check.name, shape(check.analytic),
+                           agrees ? fmt::format("agrees to {:g}", tolerance)
+                                  : fmt::format("DIFFERS: relative difference {:g}", check.difference));
+    }
+    return out;
+}
+
+Matrix rowsum_product(const Matrix& lhs, const Matrix& rhs)
+{
+    if (lhs.rows() != rhs.rows() || lhs.cols() != rhs.cols()) {
+        throw ShapeError(fmt::format("rowsum_product: X is {} but Y is {}; they must have the same shape", shape(lhs),
+                                     shape(rhs)));
+    }
+    Matrix sums(lhs.rows(), 1);
+    for (std::size_t i = 0; i < lhs.rows(); ++i) {
+        for (std::size_t j = 0; j < lhs.cols(); ++j) {
+            sums(i, 0) += lhs(i, j) * rhs(i, j);
+        }
+    }
+    return sums;
+}
+
+}  // namespace sa

@@ -3,7 +3,9 @@
 Build it through CMake (the README's first command), which first runs Doxygen and
 every chapter program, then calls /usr/bin/sphinx-build with warnings as errors.
 """
+import html
 import os
+import re
 import shutil
 
 from docutils import nodes
@@ -146,21 +148,119 @@ def make_furo_self_contained(app, exception):
 class BookLiteralInclude(LiteralInclude):
     """literalinclude without the exercise markers: a listing shows the code as a reader
     needs it, not the ``// BEGIN SOLUTION`` / ``// END SOLUTION`` lines that tools/learn
-    uses to make the exercise stubs (as Crafting Interpreters hides its snippet tags)."""
+    uses to make the exercise stubs (as Crafting Interpreters hides its snippet tags).
+
+    A listing that held such a region is the exercise's answer, so it comes folded in a
+    ``<details class="solution">`` block: a learner scrolling past does not see it, and
+    a reader opens it with one click. Listings of the chapter programs stay open."""
 
     MARKERS = ("// BEGIN SOLUTION", "// END SOLUTION")
 
     def run(self):
         result = super().run()
+        solutions = []
         for node in result:
             for block in node.findall(nodes.literal_block):
                 lines = block.astext().split("\n")
                 kept = [line for line in lines if not line.strip().startswith(self.MARKERS)]
+                solutions += [line.strip()[len(self.MARKERS[0]):].strip() for line in lines
+                              if line.strip().startswith(self.MARKERS[0])]
                 if len(kept) != len(lines):
                     text = "\n".join(kept)
                     block.rawsource = text
                     block[:] = [nodes.Text(text)]
-        return result
+        if not solutions:
+            return result
+        return [nodes.raw("", solution_summary(solutions), format="html"), *result,
+                nodes.raw("", "</details>", format="html")]
+
+
+def solution_summary(markers):
+    """The opening of the folded block, from markers such as "attention: chapter 7, The whole formula"."""
+    names = [marker.split(":", 1)[0].strip() for marker in markers]
+    chapter = markers[0].split(":", 1)[1].split(",", 1)[0].strip() if ":" in markers[0] else ""
+    code = ", ".join(f'<code class="docutils literal notranslate"><span class="pre">{html.escape(name)}</span></code>'
+                     for name in names)
+    what = "solutions" if len(names) > 1 else "solution"
+    exercise = "exercises" if len(names) > 1 else "exercise"
+    of_chapter = f" of {html.escape(chapter)}" if chapter else ""
+    return (f'<details class="solution"><summary>Show the {what}: the {exercise} {code}{of_chapter} '
+            f'<span class="solution-note">(try it yourself first)</span></summary>')
+
+
+# The playground (docs/playground): when the book build has compiled the chapter
+# programs to WebAssembly, BOOK_PLAYGROUND names the folder that holds them, and each
+# chapter page gets a "Try it here" section that runs its own program on the reader's
+# numbers. A new chapter gets its panel from its folder name alone.
+PLAYGROUND = os.environ.get("BOOK_PLAYGROUND", "")
+if PLAYGROUND and os.path.isdir(os.path.join(PLAYGROUND, "playground")):
+    html_static_path.append(PLAYGROUND)
+book_playground = PLAYGROUND  # a config value: switching the playground on or off reads every page again
+PLAYGROUND_INTRO = (
+    "The chapter's own program, compiled to WebAssembly, runs here in your browser: the same "
+    "code that the tests check, with the same options as on the command line. Change a field "
+    "and the output and the figures follow. Nothing you type leaves this page.")
+PLAYGROUND_PANEL = """<div class="playground" data-program="{program}">
+<p class="playground-status" role="status">Loading the chapter program...</p>
+<noscript><p>The panel needs JavaScript; the command line above runs the same program.</p></noscript>
+</div>"""
+
+
+def playground_program(docname):
+    """The program of a chapter page, e.g. "ch07-attention", when its module was built."""
+    match = re.fullmatch(r"chapters/(\d\d-[^/]+)/[^/]+", docname)
+    if not match or not PLAYGROUND:
+        return None
+    program = f"ch{match.group(1)}"
+    return program if os.path.isfile(os.path.join(PLAYGROUND, "playground", program + ".js")) else None
+
+
+def add_playground(app, doctree):
+    program = playground_program(app.env.docname)
+    top = next(iter(doctree.findall(nodes.section)), None)
+    if program is None or top is None:
+        return
+    section = nodes.section(ids=["try-it-here"], names=["try it here"])
+    section += nodes.title("", "Try it here")
+    section += nodes.paragraph("", PLAYGROUND_INTRO)
+    section += nodes.raw("", PLAYGROUND_PANEL.format(program=program), format="html")
+    # Right after "Try it yourself" (the same program on the command line), else at the end.
+    sections = [child for child in top.children if isinstance(child, nodes.section)]
+    after = next((child for child in sections if child[0].astext().startswith("Try it yourself")), None)
+    top.insert(top.index(after) + 1 if after is not None else len(top.children), section)
+
+
+def add_playground_script(app, pagename, templatename, context, doctree):
+    if playground_program(pagename):
+        app.add_js_file("playground.js", defer="defer")
+
+
+# Sphinx writes the front page at docs/index.html, because root_doc lives in docs/.
+# A reader looks for the book's index.html at the top of its folder: one is put there
+# that forwards to the front page (from file:// too, and without JavaScript).
+FRONT_DOOR = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="0; url=docs/index.html">
+<title>{title}</title>
+<link rel="icon" href="_static/favicon.svg">
+</head>
+<body>
+<p><a href="docs/index.html">{title}: open the front page</a></p>
+</body>
+</html>
+"""
+
+
+def write_front_door(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    front = app.builder.get_target_uri(app.config.root_doc)
+    if front != "index.html":
+        with open(os.path.join(app.outdir, "index.html"), "w", encoding="utf-8") as file:
+            file.write(FRONT_DOOR.replace("docs/index.html", front).format(title=html.escape(project)))
 
 
 def setup(app):
@@ -168,4 +268,8 @@ def setup(app):
     app.add_directive("chapter-figure", ChapterFigure)
     app.connect("build-finished", copy_mathjax)
     app.connect("build-finished", make_furo_self_contained)
+    app.connect("build-finished", write_front_door)
+    app.add_config_value("book_playground", "", "env")
+    app.connect("doctree-read", add_playground, priority=100)  # before the table of contents is collected
+    app.connect("html-page-context", add_playground_script)
     return {"parallel_read_safe": True}

@@ -1,13 +1,23 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 #include <system_error>
 
 #include <fmt/ranges.h>
+
+#if defined(__EMSCRIPTEN__)
+// The book's playground (docs/playground) compiles this file to WebAssembly, whose
+// libc++ has no floating-point std::from_chars. fast_float (libfast-float-dev) parses
+// the same texts to the same doubles, but does not report a number out of range.
+#include <cmath>
+#include <fast_float/fast_float.h>
+#endif
 
 
 namespace sa {
@@ -30,14 +40,36 @@ std::vector<std::string_view> split(std::string_view text, char separator)
     }
 }
 
+// Blanks around an entry, a name or a number do not count (see parse_matrix).
 std::string_view trim(std::string_view text)
 {
-    const auto first = text.find_first_not_of(" \t");
+    constexpr std::string_view blanks = " \t\n\r\v\f";
+    const auto first = text.find_first_not_of(blanks);
     if (first == std::string_view::npos) {
         return {};
     }
-    const auto last = text.find_last_not_of(" \t");
+    const auto last = text.find_last_not_of(blanks);
     return text.substr(first, last - first + 1);
+}
+
+// The reader's text inside a message, in quotes. A line break or another control
+// character is written as an escape, so that the message stays on one line.
+std::string quoted(std::string_view text)
+{
+    std::string out = "\"";
+    for (const char character : text) {
+        const auto byte = static_cast<unsigned char>(character);
+        if (character == '\n') {
+            out += "\\n";
+        } else if (character == '\t') {
+            out += "\\t";
+        } else if (byte < 0x20 || byte == 0x7f) {
+            out += fmt::format("\\x{:02x}", byte);
+        } else {
+            out += character;
+        }
+    }
+    return out + "\"";
 }
 
 // "1 row", "3 rows".
@@ -52,41 +84,48 @@ std::string count(std::size_t number, std::string_view noun)
     return fmt::format("{} {}s", number, noun);
 }
 
+// One '+' may stand before a number, as in "+1"; a second sign ("+-1") may not.
+std::string_view without_plus(std::string_view text)
+{
+    return text.size() > 1 && text.front() == '+' && text[1] != '-' && text[1] != '+' ? text.substr(1) : text;
+}
+
 // Locale-independent: std::from_chars never consults the C locale. Returns what is
 // wrong with the text, or an empty string when it is a number.
 std::string parse_number(std::string_view text, double& value)
 {
-    const std::string_view number = !text.empty() && text.front() == '+' ? text.substr(1) : text;
+    const std::string_view number = without_plus(text);
+#if defined(__EMSCRIPTEN__)
+    // emscripten's libc++ has no floating-point std::from_chars; fast_float parses the same
+    // way but does not report out of range, so check that as std::from_chars reports it:
+    // infinity from digits, or 0 from digits that are not all 0.
+    auto [end, error] = fast_float::from_chars(number.data(), number.data() + number.size(), value);
+    const std::string_view digits = number.substr(0, number.find_first_of("eE"));
+    if (error == std::errc() && ((std::isinf(value) && digits.find_first_of("iI") == std::string_view::npos) ||
+                                 (value == 0.0 && digits.find_first_of("123456789") != std::string_view::npos))) {
+        error = std::errc::result_out_of_range;
+    }
+#else
     const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (number.empty() || end != number.data() + number.size() || error == std::errc::invalid_argument) {
-        return fmt::format("\"{}\" is not a number", text);
+#endif
+    if (end != number.data() + number.size() || error == std::errc::invalid_argument) {
+        return fmt::format("{} is not a number", quoted(text));
     }
     if (error == std::errc::result_out_of_range) {
-        return fmt::format("\"{}\" is out of the range of a double (about ±1.8e308)", text);
+        return fmt::format("{} is out of the range of a double (about ±1.8e308)", quoted(text));
     }
     return {};
 }
 
 bool parse_whole(std::string_view text, long low, long high, long& value)
 {
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return !text.empty() && error == std::errc() && end == text.data() + text.size() && value >= low &&
+    const std::string_view number = without_plus(trim(text));
+    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    return !number.empty() && error == std::errc() && end == number.data() + number.size() && value >= low &&
            value <= high;
 }
 
 constexpr std::string_view matrix_format = "rows separated by ';' and entries by ',', e.g. \"2,0;1,2\"";
-
-// A projection needs one row per embedding feature. When the reader changed the
-// embeddings but not this matrix, say that it is the program's default that no longer fits.
-void check_rows(std::string_view option, const Matrix& matrix, std::size_t expected, bool given)
-{
-    if (matrix.rows() != expected) {
-        throw UsageError(fmt::format("{}: expected {} (one per embedding feature), {}", option, count(expected, "row"),
-                                     given ? fmt::format("got {}", matrix.rows())
-                                           : fmt::format("but the default has {}; pass your own {}", matrix.rows(),
-                                                         option)));
-    }
-}
 
 }  // namespace
 
@@ -95,22 +134,30 @@ Matrix parse_matrix(std::string_view option, std::string_view text)
     if (trim(text).empty()) {
         throw UsageError(fmt::format("{}: the matrix is empty; expected {}", option, matrix_format));
     }
+    const std::vector<std::string_view> row_texts = split(text, ';');
     std::vector<std::vector<double>> rows;
-    for (const auto row_text : split(text, ';')) {
+    for (const auto row_text : row_texts) {
         const std::size_t row_number = rows.size() + 1;
+        if (trim(row_text).empty()) {
+            throw UsageError(fmt::format("{} row {} is empty{}; expected {}", option, row_number,
+                                         row_number == row_texts.size() ? " (the matrix ends with ';')" : "",
+                                         matrix_format));
+        }
         std::vector<double> row;
         for (const auto entry_text : split(row_text, ',')) {
             const auto entry = trim(entry_text);
             double value = 0.0;
-            if (const std::string problem = parse_number(entry, value); !problem.empty()) {
-                throw UsageError(fmt::format("{} row {}: \"{}\": {}; expected {}", option, row_number, row_text,
+            const std::string problem = entry.empty() ? fmt::format("entry {} is empty", row.size() + 1)
+                                                      : parse_number(entry, value);
+            if (!problem.empty()) {
+                throw UsageError(fmt::format("{} row {}: {}: {}; expected {}", option, row_number, quoted(row_text),
                                              problem, matrix_format));
             }
             row.push_back(value);
         }
         if (!rows.empty() && row.size() != rows.front().size()) {
-            throw UsageError(fmt::format("{} row {}: \"{}\" has {} but row 1 has {}; every row needs the same number",
-                                         option, row_number, row_text, count(row.size(), "entry"),
+            throw UsageError(fmt::format("{} row {}: {} has {} but row 1 has {}; every row needs the same number",
+                                         option, row_number, quoted(row_text), count(row.size(), "entry"),
                                          count(rows.front().size(), "entry")));
         }
         rows.push_back(std::move(row));
@@ -118,120 +165,257 @@ Matrix parse_matrix(std::string_view option, std::string_view text)
     return Matrix::from_rows(rows);
 }
 
-Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>& args)
+namespace {
+
+// The options every program knows. One table serves the parser and --help.
+struct CommonOption {
+    std::string_view name;
+    std::string_view placeholder;  // empty for a flag, which takes no value
+    std::string_view help;
+    std::string_view expected;     // what the value looks like, for "missing value"
+};
+
+constexpr std::array<CommonOption, 10> common_options{{
+    {"--tokens", "A,B,C", "one name per embedding row", "names separated by ',', e.g. \"Mouse,Eats,Cheese\""},
+    {"--embeddings", "M", "E, one row per token (n×d_model)", "a matrix such as \"2,0;1,2;2,0\""},
+    {"--wq", "M", "W_Q, one row per embedding feature (d_model×d_k)", "a matrix such as \"0,1;1,0\""},
+    {"--wk", "M", "W_K, one row per embedding feature (d_model×d_k)", "a matrix such as \"1,0;0,1\""},
+    {"--wv", "M", "W_V, one row per embedding feature (d_model×d_v)", "a matrix such as \"1,0;0,1\""},
+    {"--causal", "", "mask the positions after each token", ""},
+    {"--precision", "N", "decimals to print, 0 to 10 (default 3)", "a whole number from 0 to 10"},
+    {"--seed", "N", "seed of the random experiment, 0 to 2147483647", "a whole number from 0 to 2147483647"},
+    {"--figures", "DIR", "also write the chapter's figures as SVG files into DIR", "a folder to write SVG figures into"},
+    {"--help", "", "print this text", ""},
+}};
+
+bool reads(const ProgramInfo& info, std::string_view option)
 {
-    Example example = info.defaults;
-    for (const auto& chapter_option : info.options) {
-        example.options[chapter_option.name] = chapter_option.default_value;
+    if (option == "--seed" && !info.uses_seed) {
+        return false;
     }
-    bool own_embeddings = false;
-    bool own_tokens = false;
-    std::vector<std::string> given;
+    return std::none_of(info.unused_options.begin(), info.unused_options.end(),
+                        [&](const auto& unused) { return unused.first == option; });
+}
+
+// Each option the reader gave, with its text ("" for a flag). An option given twice
+// keeps its last value.
+using GivenOptions = std::map<std::string, std::string, std::less<>>;
+
+GivenOptions read_options(const ProgramInfo& info, const std::vector<std::string>& args)
+{
+    GivenOptions given;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        const std::string& option = args[i];
-        given.push_back(option);
+        // "--wq=0,1;1,0" is the same as "--wq 0,1;1,0".
+        const std::string_view arg = args[i];
+        const std::size_t equals = arg.starts_with("--") ? arg.find('=') : std::string_view::npos;
+        const std::string_view name = arg.substr(0, equals);
         for (const auto& [unused, reason] : info.unused_options) {
-            if (option == unused) {
-                throw UsageError(fmt::format("{}: {} does not use this option; {}", option, info.name, reason));
+            if (name == unused) {
+                throw UsageError(fmt::format("{}: {} does not use this option; {}", unused, info.name, reason));
             }
         }
-        const auto value = [&](std::string_view expected) -> std::string_view {
-            if (i + 1 >= args.size()) {
-                throw UsageError(fmt::format("{}: missing value; expected {}", option, expected));
+        const auto common = std::find_if(common_options.begin(), common_options.end(),
+                                         [&](const CommonOption& option) { return option.name == name; });
+        const auto own = std::find_if(info.options.begin(), info.options.end(),
+                                      [&](const ProgramOption& option) { return option.name == name; });
+        if ((common == common_options.end() || !reads(info, name)) && own == info.options.end()) {
+            throw UsageError(fmt::format("unknown option {}; run {} --help for the options", quoted(name), info.name));
+        }
+        const std::string_view expected = common != common_options.end() ? common->expected : own->help;
+        if (common != common_options.end() && common->placeholder.empty()) {
+            if (equals != std::string_view::npos) {
+                throw UsageError(fmt::format("{}: takes no value, got {}", name, quoted(arg.substr(equals + 1))));
             }
-            return args[++i];
-        };
-        if (option == "--embeddings") {
-            example.embeddings = parse_matrix(option, value("a matrix such as \"2,0;1,2;2,0\""));
-            own_embeddings = true;
-        } else if (option == "--wq") {
-            example.w_query = parse_matrix(option, value("a matrix such as \"0,1;1,0\""));
-        } else if (option == "--wk") {
-            example.w_key = parse_matrix(option, value("a matrix such as \"1,0;0,1\""));
-        } else if (option == "--wv") {
-            example.w_value = parse_matrix(option, value("a matrix such as \"1,0;0,1\""));
-        } else if (option == "--tokens") {
-            const auto names = value("names separated by ',', e.g. \"Mouse,Eats,Cheese\"");
-            example.tokens.clear();
-            for (const auto name : split(names, ',')) {
-                if (trim(name).empty()) {
-                    throw UsageError(fmt::format("--tokens: \"{}\" has an empty name; expected names separated by ','",
-                                                 names));
-                }
-                example.tokens.emplace_back(trim(name));
-            }
-            own_tokens = true;
-        } else if (option == "--causal") {
-            example.causal = true;
-        } else if (option == "--precision") {
-            const auto text = value("a whole number from 0 to 10");
-            long digits = 0;
-            if (!parse_whole(text, 0, 10, digits)) {
-                throw UsageError(fmt::format("--precision: expected a whole number from 0 to 10, got \"{}\"", text));
-            }
-            example.precision = static_cast<int>(digits);
-        } else if (option == "--seed" && info.uses_seed) {
-            const auto text = value("a whole number from 0 to 2147483647");
-            if (!parse_whole(text, 0, 2147483647L, example.seed)) {
-                throw UsageError(fmt::format("--seed: expected a whole number from 0 to 2147483647, got \"{}\"", text));
-            }
-        } else if (option == "--figures") {
-            example.figures = std::string(value("a folder to write SVG figures into"));
-        } else if (const auto own = std::find_if(info.options.begin(), info.options.end(),
-                                                 [&](const ProgramOption& entry) { return entry.name == option; });
-                   own != info.options.end()) {
-            example.options[own->name] = std::string(value(own->help));
+            given[std::string(name)] = "";
+        } else if (equals != std::string_view::npos) {
+            given[std::string(name)] = arg.substr(equals + 1);
+        } else if (i + 1 < args.size() && !args[i + 1].starts_with("--")) {
+            given[std::string(name)] = args[++i];
         } else {
-            throw UsageError(fmt::format("unknown option \"{}\"; run {} --help for the options", option, info.name));
+            throw UsageError(fmt::format("{}: missing value; expected {}", name, expected));
         }
     }
-    if (own_embeddings && !own_tokens) {
+    return given;
+}
+
+std::vector<std::string> parse_tokens(std::string_view text)
+{
+    std::vector<std::string> names;
+    for (const auto name : split(text, ',')) {
+        if (trim(name).empty()) {
+            throw UsageError(fmt::format("--tokens: name {} of {} is empty; expected names separated by ','",
+                                         names.size() + 1, quoted(text)));
+        }
+        names.emplace_back(trim(name));
+    }
+    // A name given twice is labelled with its position, "the#1" and "the#4", so
+    // that the rows and columns of every table can be told apart.
+    std::vector<std::string> labels = names;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (std::count(names.begin(), names.end(), names[i]) > 1) {
+            labels[i] = fmt::format("{}#{}", names[i], i + 1);
+        }
+    }
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+        if (std::find(labels.begin(), labels.begin() + static_cast<std::ptrdiff_t>(i), labels[i]) !=
+            labels.begin() + static_cast<std::ptrdiff_t>(i)) {
+            throw UsageError(fmt::format("--tokens: {} names two tokens, even after labelling repeated names with "
+                                         "their position; rename one",
+                                         quoted(labels[i])));
+        }
+    }
+    return labels;
+}
+
+// Ones on the diagonal, zeros elsewhere; rows×cols, so it need not be square.
+Matrix identity(std::size_t rows, std::size_t cols)
+{
+    Matrix result(rows, cols, 0.0);
+    for (std::size_t i = 0; i < std::min(rows, cols); ++i) {
+        result(i, i) = 1.0;
+    }
+    return result;
+}
+
+void check_rows(std::string_view option, const Matrix& matrix, std::size_t expected)
+{
+    if (matrix.rows() != expected) {
+        throw UsageError(fmt::format("{}: expected {} (one per embedding feature), got {}", option,
+                                     count(expected, "row"), matrix.rows()));
+    }
+}
+
+// W_Q, W_K and W_V after the reader's options. A matrix the reader gave must have
+// one row per embedding feature, and W_Q and W_K the same number of columns (d_k).
+// A default that no longer fits becomes the identity of the shape needed; the
+// names of those the program reads are returned, for the note run_program prints.
+std::vector<std::string> fit_projections(const ProgramInfo& info, const GivenOptions& given, Example& example)
+{
+    const std::size_t d_model = example.embeddings.cols();
+    const bool own_wq = given.contains("--wq");
+    const bool own_wk = given.contains("--wk");
+    const bool own_wv = given.contains("--wv");
+    if (own_wq) {
+        check_rows("--wq", example.w_query, d_model);
+    }
+    if (own_wk) {
+        check_rows("--wk", example.w_key, d_model);
+    }
+    if (own_wv) {
+        check_rows("--wv", example.w_value, d_model);
+    }
+    if (own_wq && own_wk && example.w_key.cols() != example.w_query.cols()) {
+        throw UsageError(fmt::format("--wk: expected {} (d_k, the same as --wq), got {}",
+                                     count(example.w_query.cols(), "column"), example.w_key.cols()));
+    }
+    const bool default_wq_fits = example.w_query.rows() == d_model;
+    const std::size_t d_k = own_wq ? example.w_query.cols()
+                            : own_wk ? example.w_key.cols()
+                            : default_wq_fits ? example.w_query.cols()
+                                              : d_model;
+    const std::size_t d_v = example.w_value.rows() == d_model ? example.w_value.cols() : d_model;
+    std::vector<std::string> adapted;
+    const auto fit = [&](std::string_view option, std::string_view name, Matrix& matrix, std::size_t cols) {
+        if (matrix.rows() != d_model || matrix.cols() != cols) {
+            matrix = identity(d_model, cols);
+            if (reads(info, option)) {
+                adapted.push_back(fmt::format("{} ({})", name, shape(matrix)));
+            }
+        }
+    };
+    if (!own_wq) {
+        fit("--wq", "W_Q", example.w_query, d_k);
+    }
+    if (!own_wk) {
+        fit("--wk", "W_K", example.w_key, d_k);
+    }
+    if (!own_wv) {
+        fit("--wv", "W_V", example.w_value, d_v);
+    }
+    return adapted;
+}
+
+// The parsed example, and the projections whose defaults were replaced.
+struct CommandLine {
+    Example example;
+    std::vector<std::string> adapted = {};
+};
+
+CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::string>& args)
+{
+    const GivenOptions given = read_options(info, args);
+    const auto text_of = [&](std::string_view option) -> const std::string* {
+        const auto found = given.find(option);
+        return found == given.end() ? nullptr : &found->second;
+    };
+    CommandLine result{info.defaults};
+    Example& example = result.example;
+    for (const auto& own : info.options) {
+        const std::string* text = text_of(own.name);
+        example.options[own.name] = text != nullptr ? *text : own.default_value;
+    }
+    if (const std::string* text = text_of("--embeddings")) {
+        example.embeddings = parse_matrix("--embeddings", *text);
         example.tokens.clear();
         for (std::size_t row = 1; row <= example.embeddings.rows(); ++row) {
             example.tokens.push_back(fmt::format("t{}", row));
         }
     }
-    const auto was_given = [&](std::string_view option) {
-        return std::find(given.begin(), given.end(), option) != given.end();
-    };
-    const std::size_t features = example.embeddings.cols();
-    check_rows("--wq", example.w_query, features, was_given("--wq"));
-    check_rows("--wk", example.w_key, features, was_given("--wk"));
-    check_rows("--wv", example.w_value, features, was_given("--wv"));
-    if (example.w_key.cols() != example.w_query.cols()) {
-        throw UsageError(fmt::format("--wk: expected {} (d_k, the same as --wq), got {}",
-                                     count(example.w_query.cols(), "column"), example.w_key.cols()));
+    if (const std::string* text = text_of("--tokens")) {
+        example.tokens = parse_tokens(*text);
     }
+    if (const std::string* text = text_of("--wq")) {
+        example.w_query = parse_matrix("--wq", *text);
+    }
+    if (const std::string* text = text_of("--wk")) {
+        example.w_key = parse_matrix("--wk", *text);
+    }
+    if (const std::string* text = text_of("--wv")) {
+        example.w_value = parse_matrix("--wv", *text);
+    }
+    example.causal = example.causal || given.contains("--causal");
+    if (const std::string* text = text_of("--precision")) {
+        long digits = 0;
+        if (!parse_whole(*text, 0, 10, digits)) {
+            throw UsageError(fmt::format("--precision: expected a whole number from 0 to 10, got {}", quoted(*text)));
+        }
+        example.precision = static_cast<int>(digits);
+    }
+    if (const std::string* text = text_of("--seed")) {
+        if (!parse_whole(*text, 0, 2147483647L, example.seed)) {
+            throw UsageError(fmt::format("--seed: expected a whole number from 0 to 2147483647, got {}", quoted(*text)));
+        }
+    }
+    if (const std::string* text = text_of("--figures")) {
+        example.figures = *text;
+    }
+    result.adapted = fit_projections(info, given, example);
     if (example.tokens.size() != example.embeddings.rows()) {
         throw UsageError(fmt::format("--tokens: expected {} (one per embedding row), got {}",
                                      count(example.embeddings.rows(), "name"), example.tokens.size()));
     }
-    return example;
+    return result;
+}
+
+}  // namespace
+
+Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>& args)
+{
+    return read_command_line(info, args).example;
 }
 
 std::string usage(const ProgramInfo& info)
 {
     std::string text = fmt::format("{}: {}\n\nUsage: {} [options]\n\n", info.name, info.summary, info.name);
     text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
-    text += "With no options the program runs the chapter's own example.\n\n";
-    const std::pair<std::string_view, std::string_view> options[] = {
-        {"--tokens A,B,C", "one name per embedding row"},
-        {"--embeddings M", "E, one row per token (n×d_model)"},
-        {"--wq M", "W_Q, one row per embedding feature (d_model×d_k)"},
-        {"--wk M", "W_K, one row per embedding feature (d_model×d_k)"},
-        {"--wv M", "W_V, one row per embedding feature (d_model×d_v)"},
-        {"--causal", "mask the positions after each token"},
-        {"--precision N", "decimals to print, 0 to 10 (default 3)"},
-        {"--seed N", "seed of the random experiment"},
-        {"--figures DIR", "also write the chapter's figures as SVG files into DIR"},
-        {"--help", "print this text"},
-    };
-    for (const auto& [option, help] : options) {
-        const std::string_view name = option.substr(0, option.find(' '));
-        const bool unused = std::any_of(info.unused_options.begin(), info.unused_options.end(),
-                                        [&](const auto& entry) { return entry.first == name; });
-        if (!unused && (name != "--seed" || info.uses_seed)) {
-            text += fmt::format("  {:<20} {}\n", option, help);
+    text += "With no options the program runs the chapter's own example. A projection\n";
+    text += "you do not give keeps the example's while it fits your numbers; when it\n";
+    text += "does not, it is the identity of the shape they need (ones on the diagonal).\n\n";
+    for (const auto& option : common_options) {
+        if (option.name == "--help" || reads(info, option.name)) {
+            const std::string name = option.placeholder.empty() ? std::string(option.name)
+                                                                 : fmt::format("{} {}", option.name, option.placeholder);
+            text += fmt::format("  {:<20} {}\n", name, option.help);
         }
     }
     if (!info.options.empty()) {
@@ -266,16 +450,17 @@ long whole_option(const Example& example, std::string_view name, long low, long 
     const std::string_view text = option_text(example, name);
     long number = 0;
     if (!parse_whole(text, low, high, number)) {
-        throw UsageError(fmt::format("{}: expected a whole number from {} to {}, got \"{}\"", name, low, high, text));
+        throw UsageError(fmt::format("{}: expected a whole number from {} to {}, got {}", name, low, high, quoted(text)));
     }
     return number;
 }
 
 std::string choice_option(const Example& example, std::string_view name, const std::vector<std::string>& choices)
 {
-    const std::string_view text = option_text(example, name);
+    const std::string_view text = trim(option_text(example, name));
     if (std::find(choices.begin(), choices.end(), text) == choices.end()) {
-        throw UsageError(fmt::format("{}: expected one of {}, got \"{}\"", name, fmt::join(choices, ", "), text));
+        throw UsageError(fmt::format("{}: expected one of {}, got {}", name, fmt::join(choices, ", "),
+                                     quoted(option_text(example, name))));
     }
     return std::string(text);
 }
@@ -291,10 +476,17 @@ int run_program(const ProgramInfo& info, int argc, char** argv,
         }
     }
     try {
-        const Example example = parse_arguments(info, args);
-        const std::string output = body(example);
+        const CommandLine command_line = read_command_line(info, args);
+        const std::string output = body(command_line.example);
         std::cout << output;
         std::cout.flush();
+        if (const auto& adapted = command_line.adapted; !adapted.empty()) {
+            const auto last = adapted.end() - 1;
+            std::cerr << fmt::format("{}: note: using the identity for {}{}{}, as {} not fit your numbers\n",
+                                     info.name, fmt::join(adapted.begin(), last, ", "),
+                                     adapted.size() > 1 ? " and " : "", *last,
+                                     adapted.size() > 1 ? "their defaults do" : "its default does");
+        }
         return std::cout ? 0 : 1;
     } catch (const std::exception& error) {
         std::cerr << info.name << ": " << error.what() << '\n';

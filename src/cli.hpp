@@ -26,10 +26,22 @@ public:
 };
 
 /// \brief Parses one matrix written as `"2,0;1,2"`.
+///
+/// Rows are separated by `;` and entries by `,`. Blanks (spaces, tabs, line breaks)
+/// before and after an entry do not count, so `" 1 , 2 ;3,4"` is the 2×2 matrix
+/// [[1, 2], [3, 4]]; a blank inside an entry does (`"1 2"` is not a number). An entry
+/// is a decimal number read with `.` as the decimal point whatever the locale, with
+/// at most one sign (`+1`, `-0.5`, `1e-3`; not `+-1`); `inf`, `-inf` and `nan` are
+/// accepted on purpose.
+///
 /// \param option the option name used in error messages, e.g. "--wq"
 /// \param text the matrix text
-/// \return the matrix
-/// \throws UsageError naming the row and the entry that is not a number, a ragged row or an empty matrix
+/// \return the matrix, at least 1×1
+/// \throws UsageError for an empty matrix, an empty row (as after a trailing `;`), an
+///         empty entry, an entry that is not a number or does not fit a double, or a
+///         row with a different number of entries than row 1; the message names the
+///         option and the row, on one line (the reader's text is quoted, and a line
+///         break in it is shown as an escape)
 [[nodiscard]] Matrix parse_matrix(std::string_view option, std::string_view text);
 
 /// \brief An option of one chapter's own, beyond the common set, e.g. `--heads H`.
@@ -69,7 +81,8 @@ struct ProgramInfo {
 /// \param low the smallest number accepted
 /// \param high the largest number accepted
 /// \return the number
-/// \throws UsageError naming the option and the range when the text is not such a number
+/// \throws UsageError naming the option and the range when the text is not such a
+///         number (blanks around it do not count, as for --precision)
 [[nodiscard]] long whole_option(const Example& example, std::string_view name, long low, long high);
 
 /// \brief Reads a chapter option that holds one word out of a fixed list.
@@ -85,15 +98,32 @@ struct ProgramInfo {
 ///
 /// Options: `--tokens A,B,C`, `--embeddings M`, `--wq M`, `--wk M`, `--wv M`,
 /// `--causal`, `--precision N`, `--seed N` (where the program uses one),
-/// `--figures DIR` and `--help`.
-/// The result is checked as a whole: W_Q, W_K and W_V need one row per embedding
-/// feature, W_Q and W_K the same number of columns (d_k), and the token names one
-/// per embedding row.
+/// `--figures DIR`, and the program's own (ProgramInfo::options). The rules:
+///
+/// - A value follows its option as the next argument or after `=`: `--wq 0,1;1,0`
+///   and `--wq=0,1;1,0` are the same. A flag (`--causal`) takes no value. An option
+///   given twice keeps its last value. `--help` is left to run_program().
+/// - An option the program does not read (ProgramInfo::unused_options) is refused
+///   with its reason; `--seed` is unknown to a program without a random experiment.
+/// - `--precision` takes a whole number from 0 to 10 and `--seed` one from 0 to
+///   2147483647; blanks around the number do not count, anything outside is refused.
+/// - New embeddings without `--tokens` are named `t1`, `t2`, ... one per row (n of
+///   them for n×d_model embeddings). A token name given twice is labelled with its
+///   position (`--tokens the,cat,saw,the` gives `the#1`, `cat`, `saw`, `the#4`), so
+///   the rows of every table can be told apart.
+/// - The result is checked as a whole: the token names one per embedding row; a
+///   projection the reader gave one row per embedding feature, and `--wq` and
+///   `--wk` the same number of columns (d_k). A default projection that no longer
+///   fits the reader's numbers is never an error: it becomes the identity of the
+///   shape needed (ones on the diagonal, zeros elsewhere): d_model×d_k for W_Q and
+///   W_K, with d_k taken from `--wq` or `--wk` when one is given, and d_model×d_model
+///   for W_V. A program thus checks only the options it reads.
 ///
 /// \param info the program's name, summary and defaults
 /// \param args the arguments after the program name
 /// \return the example to run
-/// \throws UsageError for an unknown option, a missing value, a malformed matrix or shapes that do not fit
+/// \throws UsageError for an unknown or unused option, a missing value, a malformed
+///         matrix, number or name, or shapes that do not fit; the message is one line
 [[nodiscard]] Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>& args);
 
 /// \brief The text printed by `--help`.
@@ -103,14 +133,18 @@ struct ProgramInfo {
 
 /// \brief Runs a chapter program: parses the options, then prints what \p body returns.
 ///
+/// `--help` (or `-h`) anywhere on the command line prints usage() on stdout and
+/// returns 0: the reader asked for that text, so it is the program's output.
 /// Nothing reaches stdout unless the whole run succeeds. A malformed command line,
 /// or an error thrown by the library, prints one line on stderr and returns 2.
+/// When a default projection was replaced by the identity (see parse_arguments()),
+/// a successful run adds one line on stderr that says so.
 ///
 /// \param info the program's name, summary and defaults
 /// \param argc argument count from main
 /// \param argv arguments from main
 /// \param body builds the program's complete output from the parsed example
-/// \return the exit status: 0 on success, 2 on bad input
+/// \return the exit status: 0 on success and for --help, 2 on bad input
 int run_program(const ProgramInfo& info, int argc, char** argv,
                 const std::function<std::string(const Example&)>& body);
 

@@ -30,7 +30,7 @@ Matrix::Matrix(std::initializer_list<std::initializer_list<double>> rows)
 
 Matrix Matrix::from_rows(const std::vector<std::vector<double>>& rows)
 {
-    if (rows.empty() || rows.front().empty()) {
+    if (std::all_of(rows.begin(), rows.end(), [](const auto& row) { return row.empty(); })) {
         return {};
     }
     Matrix result(rows.size(), rows.front().size());
@@ -110,6 +110,73 @@ std::vector<std::string> feature_labels(std::size_t count)
         labels.push_back(fmt::format("f{}", i));
     }
     return labels;
+}
+
+std::vector<std::string> numbered_labels(const std::string& prefix, std::size_t count, std::size_t first)
+{
+    std::vector<std::string> labels;
+    for (std::size_t i = first; i < first + count; ++i) {
+        labels.push_back(fmt::format("{}{}", prefix, i));
+    }
+    return labels;
+}
+
+Matrix identity(std::size_t size)
+{
+    Matrix result(size, size, 0.0);
+    for (std::size_t i = 0; i < size; ++i) {
+        result(i, i) = 1.0;
+    }
+    return result;
+}
+
+Matrix row_vector(const Matrix& matrix, std::size_t row)
+{
+    if (row >= matrix.rows()) {
+        throw std::out_of_range(fmt::format("row_vector: row {} of a {} matrix", row, shape(matrix)));
+    }
+    Matrix result(1, matrix.cols());
+    for (std::size_t c = 0; c < matrix.cols(); ++c) {
+        result(0, c) = matrix(row, c);
+    }
+    return result;
+}
+
+Matrix stack_rows(const std::vector<Matrix>& parts)
+{
+    if (parts.empty()) {
+        return {};
+    }
+    std::size_t rows = 0;
+    for (const Matrix& part : parts) {
+        if (part.cols() != parts[0].cols()) {
+            throw ShapeError(fmt::format("stack_rows: a part is {} but the first is {}; their columns must match",
+                                         shape(part), shape(parts[0])));
+        }
+        rows += part.rows();
+    }
+    Matrix result(rows, parts[0].cols());
+    std::size_t row = 0;
+    for (const Matrix& part : parts) {
+        for (std::size_t r = 0; r < part.rows(); ++r, ++row) {
+            for (std::size_t c = 0; c < part.cols(); ++c) {
+                result(row, c) = part(r, c);
+            }
+        }
+    }
+    return result;
+}
+
+double vector_length(const Matrix& vector)
+{
+    if (vector.rows() != 1) {
+        throw ShapeError(fmt::format("vector_length: the vector is {}; it must be one row", shape(vector)));
+    }
+    double sum = 0.0;
+    for (std::size_t c = 0; c < vector.cols(); ++c) {
+        sum += vector(0, c) * vector(0, c);
+    }
+    return std::sqrt(sum);
 }
 
 namespace {

@@ -40,6 +40,10 @@ public:
     Matrix() = default;
 
     /// \brief A rows×cols matrix with every entry set to \p fill.
+    ///
+    /// A matrix with no entries is always 0×0: `Matrix(0, 3)` and `Matrix(3, 0)` report
+    /// 0 rows and 0 columns, like `Matrix()`, so that every empty matrix equals every
+    /// other one and no loop over a dimension runs on a matrix without entries.
     /// \param rows number of rows
     /// \param cols number of columns
     /// \param fill the value of every entry
@@ -52,6 +56,7 @@ public:
 
     /// \brief Builds a matrix from a vector of rows.
     /// \param rows the rows; all must have the same length
+    /// \return the matrix; 0×0 when there are no rows or the rows are all empty
     /// \throws ShapeError if the rows have different lengths
     static Matrix from_rows(const std::vector<std::vector<double>>& rows);
 
@@ -62,8 +67,9 @@ public:
     /// \brief True for a matrix with no entries.
     [[nodiscard]] bool empty() const noexcept { return values_.empty(); }
 
-    /// \brief The entry in row \p row and column \p col.
-    /// \throws std::out_of_range if the index lies outside the matrix
+    /// \brief The entry in row \p row and column \p col, both counted from 0.
+    /// \throws std::out_of_range if the index lies outside the matrix: from
+    ///         row == rows() or col == cols() on, the first index past the end
     [[nodiscard]] double& operator()(std::size_t row, std::size_t col);
     /// \brief The entry in row \p row and column \p col.
     /// \throws std::out_of_range if the index lies outside the matrix
@@ -79,6 +85,10 @@ private:
 };
 
 /// \brief True if two matrices have the same shape and every entry the same bits.
+///
+/// The shape counts, not only the entries: a 1×2 and a 2×1 matrix holding the same
+/// two numbers in the same order are not identical, since one is a row and the
+/// other a column.
 ///
 /// Stricter than `==` in one way and kinder in another: 0.0 and -0.0 differ, and a
 /// NaN equals a NaN with the same bits, so two runs of the same computation on
@@ -127,6 +137,43 @@ private:
 /// \param count number of labels
 /// \return the labels
 [[nodiscard]] std::vector<std::string> feature_labels(std::size_t count);
+
+/// \brief Labels numbered in order: the prefix, then the number, e.g. "s1", "s2", "s3"
+///        or "pos 0", "pos 1".
+/// \param prefix the text before each number, e.g. "s" or "pos "
+/// \param count number of labels
+/// \param first the first number; 1 unless given
+/// \return the labels \f$ \text{prefix} + \text{first}, \dots, \text{prefix} + (\text{first} + \text{count} - 1) \f$
+[[nodiscard]] std::vector<std::string> numbered_labels(const std::string& prefix, std::size_t count,
+                                                       std::size_t first = 1);
+
+/// \brief The identity matrix \f$ I \f$: \f$ I_{ij} = 1 \f$ for \f$ i = j \f$, else 0.
+/// Multiplying by it changes nothing, bit for bit (for finite numbers).
+/// Shapes: the result is size×size; size 0 gives a 0×0 matrix.
+/// \param size the number of rows and of columns
+/// \return \f$ I \f$
+[[nodiscard]] Matrix identity(std::size_t size);
+
+/// \brief One row of a matrix, as a 1×d matrix (a row vector).
+/// \param matrix the matrix, n×d
+/// \param row which row, counted from 0
+/// \return row \p row, 1×d
+/// \throws std::out_of_range if \p row is not below n
+[[nodiscard]] Matrix row_vector(const Matrix& matrix, std::size_t row);
+
+/// \brief Matrices one under another: the rows of the first, then those of the second, and so on.
+/// Shapes: every part is n_i×d; the result is (n_0 + n_1 + ...)×d. No part gives a 0×0 matrix.
+/// \param parts the matrices, top first
+/// \return the stacked matrix
+/// \throws ShapeError if the parts have different numbers of columns, naming both shapes
+[[nodiscard]] Matrix stack_rows(const std::vector<Matrix>& parts);
+
+/// \brief The length of a row vector: \f$ \|x\| = \sqrt{x \cdot x} = \sqrt{\sum_j x_j^2} \f$.
+/// The sum runs from the first entry to the last, as in a score (chapter 2).
+/// \param vector x, 1×d; d = 0 gives 0
+/// \return \f$ \|x\| \f$
+/// \throws ShapeError if \p vector does not have exactly one row
+[[nodiscard]] double vector_length(const Matrix& vector);
 
 }  // namespace sa
 

@@ -164,4 +164,24 @@ Matrix rope_score_table(const Matrix& query, const Matrix& key, std::size_t posi
     return table;
 }
 
+LinePlot rope_offset_plot(const Matrix& table, double plain_score)
+{
+    if (table.empty() || table.rows() != table.cols()) {
+        throw ShapeError(fmt::format("rope_offset_plot: the table is {}; it must be square and not empty",
+                                     shape(table)));
+    }
+    const auto last = static_cast<int>(table.rows()) - 1;
+    Series rotary{"with rotary positions"};
+    Series plain{"without positions"};
+    for (int offset = -last; offset <= last; ++offset) {
+        const int a = offset < 0 ? -offset : 0;  // the first cell of this diagonal
+        rotary.x.push_back(offset);
+        rotary.y.push_back(table(static_cast<std::size_t>(a), static_cast<std::size_t>(a + offset)));
+        plain.x.push_back(offset);
+        plain.y.push_back(plain_score);
+    }
+    return {.title = "The score depends only on the offset b − a", .x_label = "offset b − a",
+            .y_label = "score q·k", .series = {rotary, plain}};
+}
+
 }  // namespace sa

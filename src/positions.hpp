@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "matrix.hpp"
+#include "svg.hpp"
 
 namespace sa {
 
@@ -118,5 +119,18 @@ enum class Pairing {
 /// \throws ShapeError if q or k is not one row, or their widths differ
 /// \throws std::invalid_argument if d is odd (from rope()) or positions is 0
 [[nodiscard]] Matrix rope_score_table(const Matrix& query, const Matrix& key, std::size_t positions);
+
+/// \brief A rotary score table read along its diagonals, as a line plot against the offset
+///        b − a: one series "with rotary positions" takes, for each offset from
+///        −(positions − 1) to positions − 1, the first cell of that diagonal (a = max(0, −offset),
+///        b = a + offset); the other, "without positions", is the plain score q·k at every offset.
+/// By the relative property of rope() every cell of a diagonal holds the same score, so the
+/// first cell speaks for the whole diagonal.
+/// Shapes: \p table is positions×positions, as rope_score_table() gives it.
+/// \param table the scores \f$ (R_a q) \cdot (R_b k) \f$, rows a, columns b
+/// \param plain_score q·k, the score without positions
+/// \return the plot, ready for line_plot_svg()
+/// \throws ShapeError if \p table is empty or not square
+[[nodiscard]] LinePlot rope_offset_plot(const Matrix& table, double plain_score);
 
 }  // namespace sa

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -11,6 +12,7 @@
 #include "attention.hpp"
 #include "example.hpp"
 #include "masking.hpp"
+#include "cli.hpp"
 #include "multi_head.hpp"
 #include "projection.hpp"
 #include "random.hpp"
@@ -549,4 +551,54 @@ TEST_CASE("Shapes that do not split or fit are named in the error", "[ch09]")
     CHECK_THROWS_AS(sa::split_heads(queries, 0), std::invalid_argument);
     INFO("heads of different heights cannot stand side by side");
     CHECK_THROWS_AS(sa::concat_heads({sa::Matrix(3, 2, 0.0), sa::Matrix(2, 2, 0.0)}), sa::ShapeError);
+}
+
+TEST_CASE("side_by_side_labels repeats the labels under each prefix, left first", "[ch09][support]")
+{
+    CHECK(sa::side_by_side_labels({"right", "wrong"}, {"f1", "f2"}) ==
+          std::vector<std::string>{"right f1", "right f2", "wrong f1", "wrong f2"});
+    INFO("head_labels is the same with the prefixes h1, h2, ...");
+    CHECK(sa::side_by_side_labels({"h1", "h2"}, {"s1"}) == sa::head_labels(2, {"s1"}));
+}
+
+TEST_CASE("heads_option takes a number of heads that divides d_k and d_v, or says which it does not divide",
+          "[ch09][support]")
+{
+    const sa::ProgramOption option{"--heads", "H", "number of heads", "2"};
+    sa::Example example = sa::mouse_eats_cheese();  // d_k = d_v = 2
+    example.options = {{"--heads", "2"}};
+    CHECK(sa::heads_option(example, option) == 2);
+    example.options = {{"--heads", "3"}};
+    INFO("3 does not divide d_k = 2, and the reader chose 3");
+    CHECK_THROWS_AS(sa::heads_option(example, option), sa::UsageError);
+    CHECK_THROWS_WITH(sa::heads_option(example, option),
+                      "--heads: 3 does not divide the 2 columns of --wq; choose a divisor of 2");
+    example.w_query = sa::Matrix{{1, 0, 0, 0}, {0, 1, 0, 0}};  // d_k = 4, d_v = 2
+    example.options = {{"--heads", "4"}};
+    INFO("4 divides d_k = 4 but not d_v = 2");
+    CHECK_THROWS_WITH(sa::heads_option(example, option),
+                      "--heads: 4 does not divide the 2 columns of --wv; choose a divisor of 2");
+    const sa::ProgramOption four{"--heads", "H", "number of heads", "4"};
+    INFO("the default 4 fitted another example; the reader is asked for their own");
+    CHECK_THROWS_WITH(sa::heads_option(example, four),
+                      "--heads: the default 4 does not divide the 2 columns of --wv; pass your own --heads");
+}
+
+TEST_CASE("fitting_matrix_option checks rows or columns, and says when the default no longer fits",
+          "[ch09][support]")
+{
+    const sa::ProgramOption option{"--wo", "M", "W_O", "1,0;0,1;1,0;0,1"};
+    sa::Example example = sa::mouse_eats_cheese();
+    example.options = {{"--wo", "1,0;0,1"}};
+    CHECK(sa::identical(sa::fitting_matrix_option(example, option, 2, sa::Along::rows, "one per column of --wv"),
+                        sa::Matrix{{1, 0}, {0, 1}}));
+    INFO("the reader's 2×2 matrix has 2 columns, not 3");
+    CHECK_THROWS_AS(sa::fitting_matrix_option(example, option, 3, sa::Along::columns, "one per feature"),
+                    sa::UsageError);
+    CHECK_THROWS_WITH(sa::fitting_matrix_option(example, option, 3, sa::Along::columns, "one per feature"),
+                      "--wo: expected 3 columns (one per feature), got 2");
+    example.options = {{"--wo", "1,0;0,1;1,0;0,1"}};
+    INFO("the default has 4 rows, the example needs 1");
+    CHECK_THROWS_WITH(sa::fitting_matrix_option(example, option, 1, sa::Along::rows, "one per column of --wv"),
+                      "--wo: expected 1 row (one per column of --wv), but the default has 4; pass your own --wo");
 }

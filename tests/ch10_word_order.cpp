@@ -510,3 +510,23 @@ TEST_CASE("The inputs the program prints: E + P and the rotated queries and keys
     CHECK_THAT(keys(2, 0), WithinAbs(2 * std::cos(2.0), 1e-15));
     CHECK_THAT(keys(2, 1), WithinAbs(1.819, printed));
 }
+
+TEST_CASE("rope_offset_plot reads the first cell of each diagonal of the score table", "[ch10][support]")
+{
+    // A 3×3 table whose cell (a, b) holds 10·a + b, so each point names the cell it came from.
+    sa::Matrix table(3, 3);
+    for (std::size_t a = 0; a < 3; ++a) {
+        for (std::size_t b = 0; b < 3; ++b) {
+            table(a, b) = static_cast<double>(10 * a + b);
+        }
+    }
+    const sa::LinePlot plot = sa::rope_offset_plot(table, 7.0);
+    REQUIRE(plot.series.size() == 2);
+    INFO("offsets -2..2: cells (2,0), (1,0), (0,0), (0,1), (0,2)");
+    CHECK(plot.series[0].x == std::vector<double>{-2, -1, 0, 1, 2});
+    CHECK(plot.series[0].y == std::vector<double>{20, 10, 0, 1, 2});
+    CHECK(plot.series[1].x == plot.series[0].x);
+    CHECK(plot.series[1].y == std::vector<double>(5, 7.0));
+    CHECK_THROWS_AS(sa::rope_offset_plot(sa::Matrix(2, 3), 0.0), sa::ShapeError);
+    CHECK_THROWS_AS(sa::rope_offset_plot(sa::Matrix(), 0.0), sa::ShapeError);
+}

@@ -2,11 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <iostream>
+#include <sstream>
 
 #include "cli.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::Equals;
+using Catch::Matchers::StartsWith;
 
 namespace {
 
@@ -58,7 +61,8 @@ TEST_CASE("Malformed matrices get one message naming the option, the row and the
     CHECK_THAT(error_of({"--embeddings", "2,0;1,2,3;2,0"}),
                Contains("--embeddings row 2") && Contains("has 3 entries but row 1 has 2"));
     CHECK_THAT(error_of({"--embeddings", ""}), Contains("--embeddings: the matrix is empty"));
-    CHECK_THAT(error_of({"--embeddings", "2,0;;2,0"}), Contains("row 2") && Contains("\"\" is not a number"));
+    CHECK_THAT(error_of({"--embeddings", "2,0;;2,0"}),
+               Equals("--embeddings row 2 is empty; expected rows separated by ';' and entries by ',', e.g. \"2,0;1,2\""));
     CHECK_THAT(error_of({"--wq", "1.5abc,0;0,1"}), Contains("\"1.5abc\" is not a number"));
     INFO("1e400 is a number, but no double can hold it");
     CHECK_THAT(error_of({"--wq", "1e400,0;0,1"}), Contains("\"1e400\" is out of the range of a double"));
@@ -69,12 +73,14 @@ TEST_CASE("Shapes that do not fit together are named with the expected shape", "
 {
     CHECK_THAT(error_of({"--wq", "0,1;1,0;1,1"}), Equals("--wq: expected 2 rows (one per embedding feature), got 3"));
     CHECK_THAT(error_of({"--wv", "1,0,0"}), Equals("--wv: expected 2 rows (one per embedding feature), got 1"));
-    CHECK_THAT(error_of({"--wk", "1,0,0;0,1,0"}), Equals("--wk: expected 2 columns (d_k, the same as --wq), got 3"));
+    INFO("the reader gave both --wq and --wk, so a d_k that differs is the reader's to fix, and --wk is named");
+    CHECK_THAT(error_of({"--wq", "0,1;1,0", "--wk", "1,0,0;0,1,0"}),
+               Equals("--wk: expected 2 columns (d_k, the same as --wq), got 3"));
     CHECK_THAT(error_of({"--tokens", "Mouse,Eats"}),
                Equals("--tokens: expected 3 names (one per embedding row), got 2"));
-    INFO("new embeddings with three features need new projections too, and the message says the default is what no longer fits");
-    CHECK_THAT(error_of({"--embeddings", "1,2,3;4,5,6"}),
-               Equals("--wq: expected 3 rows (one per embedding feature), but the default has 2; pass your own --wq"));
+    INFO("a projection the reader gave is checked against the reader's embeddings");
+    CHECK_THAT(error_of({"--embeddings", "1,2,3;4,5,6", "--wq", "1,0;0,1"}),
+               Equals("--wq: expected 3 rows (one per embedding feature), got 2"));
     INFO("one of a thing is singular");
     CHECK_THAT(error_of({"--embeddings", "1;2", "--wq", "1,0;0,1"}),
                Equals("--wq: expected 1 row (one per embedding feature), got 2"));
@@ -86,7 +92,6 @@ TEST_CASE("Unknown options and options missing their value are named", "[cli]")
     CHECK_THAT(error_of({"--wq"}), Equals("--wq: missing value; expected a matrix such as \"0,1;1,0\""));
     CHECK_THAT(error_of({"--precision", "many"}),
                Equals("--precision: expected a whole number from 0 to 10, got \"many\""));
-    CHECK_THAT(error_of({"--precision", "11"}), Contains("from 0 to 10"));
     INFO("--seed belongs to the programs with a random experiment only");
     CHECK_THAT(error_of({"--seed", "1"}), Contains("unknown option \"--seed\""));
 }
@@ -129,4 +134,231 @@ TEST_CASE("An option the program does not read is refused with the reason, and l
     }
     CHECK_THAT(sa::usage(info), !Contains("--causal") && Contains("--wv"));
     CHECK_THAT(sa::usage(program()), Contains("--causal"));
+}
+
+namespace {
+
+// Runs a program on the arguments and returns its exit status, what it printed on
+// stdout and on stderr, and whether the chapter's body ran.
+struct Run {
+    int status = 0;
+    std::string out = {};
+    std::string err = {};
+    bool body_ran = false;
+};
+
+Run run(const sa::ProgramInfo& info, std::vector<std::string> words)
+{
+    words.insert(words.begin(), info.name);
+    std::vector<char*> argv;
+    for (auto& word : words) {
+        argv.push_back(word.data());
+    }
+    Run result;
+    std::ostringstream out;
+    std::ostringstream err;
+    std::streambuf* const old_out = std::cout.rdbuf(out.rdbuf());
+    std::streambuf* const old_err = std::cerr.rdbuf(err.rdbuf());
+    try {
+        result.status = sa::run_program(info, static_cast<int>(argv.size()), argv.data(), [&](const sa::Example&) {
+            result.body_ran = true;
+            return std::string("result\n");
+        });
+    } catch (...) {
+        std::cout.rdbuf(old_out);
+        std::cerr.rdbuf(old_err);
+        throw;
+    }
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+    result.out = out.str();
+    result.err = err.str();
+    return result;
+}
+
+// A program like ch02-scores: it reads the queries and keys but never the values.
+sa::ProgramInfo scores_only()
+{
+    sa::ProgramInfo info = program();
+    info.unused_options = {{"--wv", "the scores use only the queries and keys"}};
+    return info;
+}
+
+}  // namespace
+
+TEST_CASE("The form --name=value is the same as --name value", "[cli]")
+{
+    const sa::Example joined = sa::parse_arguments(program(), {"--embeddings=1,2;3,4", "--tokens=A,B", "--precision=1"});
+    const sa::Example apart = sa::parse_arguments(program(), {"--embeddings", "1,2;3,4", "--tokens", "A,B", "--precision", "1"});
+    CHECK(joined.embeddings == sa::Matrix{{1, 2}, {3, 4}});
+    CHECK(joined.embeddings == apart.embeddings);
+    CHECK(joined.tokens == apart.tokens);
+    CHECK(joined.precision == 1);
+    INFO("only the first '=' splits: the value keeps the rest, and an empty value is an empty matrix");
+    CHECK_THAT(error_of({"--wq="}), Contains("--wq: the matrix is empty"));
+    CHECK_THAT(error_of({"--embeddings=2,0;1,x;2,0"}), Contains("--embeddings row 2: \"1,x\": \"x\" is not a number"));
+    INFO("a flag takes no value, so --causal=yes is refused instead of read as --causal");
+    CHECK_THAT(error_of({"--causal=yes"}), Equals("--causal: takes no value, got \"yes\""));
+    INFO("an option the program does not read is refused in either form");
+    try {
+        (void)sa::parse_arguments(scores_only(), {"--wv=1,0;0,1"});
+        FAIL("--wv=... was accepted by a program that does not read W_V");
+    } catch (const sa::UsageError& error) {
+        CHECK_THAT(std::string(error.what()), StartsWith("--wv: ch00-test does not use this option"));
+    }
+    CHECK_THAT(error_of({"--frobnicate=3"}), Equals("unknown option \"--frobnicate\"; run ch00-test --help for the options"));
+}
+
+TEST_CASE("An option followed by another option is missing its value", "[cli]")
+{
+    INFO("no value of the book's options starts with --, so --wq --causal lacks the matrix instead of reading one "
+         "called --causal");
+    CHECK_THAT(error_of({"--wq", "--causal"}), Equals("--wq: missing value; expected a matrix such as \"0,1;1,0\""));
+    CHECK_THAT(error_of({"--tokens", "--precision", "2"}), StartsWith("--tokens: missing value"));
+    INFO("a negative number has one dash and is a value");
+    CHECK(sa::parse_arguments(program(), {"--wq", "-1,0;0,-1"}).w_query == sa::Matrix{{-1, 0}, {0, -1}});
+}
+
+TEST_CASE("An empty row or entry is called empty, not a number that is missing", "[cli]")
+{
+    INFO("a ';' at the end starts a third row with nothing in it");
+    CHECK_THAT(error_of({"--embeddings", "1,2;3,4;"}),
+               Equals("--embeddings row 3 is empty (the matrix ends with ';'); expected rows separated by ';' and "
+                      "entries by ',', e.g. \"2,0;1,2\""));
+    CHECK_THAT(error_of({"--embeddings", ";1,2"}), StartsWith("--embeddings row 1 is empty;"));
+    CHECK_THAT(error_of({"--embeddings", "1,2; ;3,4"}), StartsWith("--embeddings row 2 is empty;"));
+    CHECK_THAT(error_of({"--wq", "1,,2;0,1,0"}), StartsWith("--wq row 1: \"1,,2\": entry 2 is empty;"));
+    CHECK_THAT(error_of({"--wq", "0,1;1,"}), StartsWith("--wq row 2: \"1,\": entry 2 is empty;"));
+}
+
+TEST_CASE("Blanks around an entry do not count, on either side, but blanks inside one do", "[cli]")
+{
+    const sa::Matrix expected{{1, 2}, {3, 4}};
+    INFO("the rule: spaces, tabs and line breaks before and after an entry are dropped");
+    CHECK(sa::parse_matrix("--wq", " 1 , 2 ;3,4") == expected);
+    CHECK(sa::parse_matrix("--wq", "1 ,2; 3, 4 ") == expected);
+    CHECK(sa::parse_matrix("--wq", "\t1,2\t;3,4\n") == expected);
+    INFO("a blank between two digits splits nothing: \"1 2\" is not one number, and not two");
+    CHECK_THAT(error_of({"--wq", "1 2,0;0,1"}), Contains("\"1 2\" is not a number"));
+    INFO("names and whole numbers follow the same rule");
+    CHECK(sa::parse_arguments(program(), {"--tokens", " A , B ,C "}).tokens == std::vector<std::string>{"A", "B", "C"});
+    CHECK(sa::parse_arguments(program(), {"--precision", " 4 "}).precision == 4);
+}
+
+TEST_CASE("A number has at most one sign", "[cli]")
+{
+    CHECK(sa::parse_matrix("--wq", "+1,-1") == sa::Matrix{{1, -1}});
+    INFO("from_chars would read -1 after a '+' is dropped, so +-1 must be refused before it gets there");
+    CHECK_THAT(error_of({"--wq", "+-1,0;0,1"}), Contains("\"+-1\" is not a number"));
+    CHECK_THAT(error_of({"--wq", "++1,0;0,1"}), Contains("\"++1\" is not a number"));
+    CHECK_THAT(error_of({"--wq", "+,0;0,1"}), Contains("\"+\" is not a number"));
+}
+
+TEST_CASE("A line break in the reader's text is escaped, so every message stays one line", "[cli]")
+{
+    const std::string message = error_of({"--wq", "1,x\ny;0,1"});
+    CHECK_THAT(message, Contains("\"1,x\\ny\""));
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK(error_of({"--tokens", "A,\n,C"}).find('\n') == std::string::npos);
+    CHECK(error_of({"--precision", "1\n2"}).find('\n') == std::string::npos);
+    CHECK_THAT(error_of({"--\x01"}), Equals("unknown option \"--\\x01\"; run ch00-test --help for the options"));
+}
+
+TEST_CASE("The precision takes 0 to 10, and the seed any whole number from 0 up", "[cli]")
+{
+    INFO("0 decimals and 10 decimals are both inside the documented range 0 to 10");
+    CHECK(sa::parse_arguments(program(), {"--precision", "0"}).precision == 0);
+    CHECK(sa::parse_arguments(program(), {"--precision", "10"}).precision == 10);
+    INFO("one step outside on either side is refused");
+    CHECK_THAT(error_of({"--precision", "-1"}), Equals("--precision: expected a whole number from 0 to 10, got \"-1\""));
+    CHECK_THAT(error_of({"--precision", "11"}), Equals("--precision: expected a whole number from 0 to 10, got \"11\""));
+    CHECK_THAT(error_of({"--precision", "2.5"}), Contains("expected a whole number"));
+
+    sa::ProgramInfo seeded = program();
+    seeded.uses_seed = true;
+    INFO("a seed is any whole number from 0 to 2^31 - 1 = 2147483647; 0 is a seed like any other");
+    CHECK(sa::parse_arguments(seeded, {"--seed", "0"}).seed == 0);
+    CHECK(sa::parse_arguments(seeded, {"--seed", "2147483647"}).seed == 2147483647L);
+    const auto seed_error = [&](const std::string& text) {
+        try {
+            (void)sa::parse_arguments(seeded, {"--seed", text});
+        } catch (const sa::UsageError& error) {
+            return std::string(error.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(seed_error("-1"), Equals("--seed: expected a whole number from 0 to 2147483647, got \"-1\""));
+    CHECK_THAT(seed_error("2147483648"), Contains("from 0 to 2147483647"));
+}
+
+TEST_CASE("Changing only the embeddings works: defaults that no longer fit become the identity", "[cli]")
+{
+    INFO("4 tokens with 3 features: the 2×2 default projections cannot multiply a 4×3 E, so each becomes I (3×3)");
+    const sa::Example example = sa::parse_arguments(program(), {"--embeddings", "1,0,2;0,1,1;1,1,0;2,0,1"});
+    const sa::Matrix identity3{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    CHECK(example.w_query == identity3);
+    CHECK(example.w_key == identity3);
+    CHECK(example.w_value == identity3);
+    INFO("default names: one per row of E, so 4 names for a 4×3 E (not 3, its number of columns)");
+    CHECK(example.tokens == std::vector<std::string>{"t1", "t2", "t3", "t4"});
+    INFO("embeddings with the default's 2 features keep the default projections: W_Q still swaps the features");
+    CHECK(sa::parse_arguments(program(), {"--embeddings", "1,0;0,1;1,1"}).w_query == sa::mouse_eats_cheese().w_query);
+}
+
+TEST_CASE("Only a 3-column W_Q: W_K follows its d_k, and no option the reader did not give is blamed", "[cli]")
+{
+    const sa::Example example = sa::parse_arguments(program(), {"--wq", "1,0,1;0,1,1"});
+    INFO("d_k = 3 from --wq, d_model = 2 from the default E, so W_K is the 2×3 identity: ones on the diagonal");
+    CHECK(example.w_key == sa::Matrix{{1, 0, 0}, {0, 1, 0}});
+    INFO("W_V does not depend on d_k, and its 2×2 default still fits");
+    CHECK(example.w_value == sa::mouse_eats_cheese().w_value);
+    INFO("and the other way round: only --wk with d_k = 1 makes W_Q the 2×1 identity");
+    CHECK(sa::parse_arguments(program(), {"--wk", "1;1"}).w_query == sa::Matrix{{1}, {0}});
+}
+
+TEST_CASE("A program checks only what it reads: W_V's default never stops a program without values", "[cli]")
+{
+    INFO("like ch05-softmax: new Q and K for 3 features, and W_V, never read, does not matter");
+    const Run result = run(scores_only(), {"--embeddings", "1,0,0;0,1,0", "--wq", "1,0;0,1;1,1", "--wk", "1,0;0,1;0,0"});
+    CHECK(result.status == 0);
+    CHECK(result.body_ran);
+    INFO("nothing to report: the reader gave W_Q and W_K, and the program never shows W_V");
+    CHECK(result.err.empty());
+}
+
+TEST_CASE("A run says on stderr which defaults became the identity, after its output", "[cli]")
+{
+    const Run result = run(program(), {"--embeddings", "1,0,2;0,1,1"});
+    CHECK(result.status == 0);
+    CHECK(result.out == "result\n");
+    CHECK_THAT(result.err, Equals("ch00-test: note: using the identity for W_Q (3×3), W_K (3×3) and W_V (3×3), as "
+                                  "their defaults do not fit your numbers\n"));
+    const Run one = run(scores_only(), {"--wq", "1,0,1;0,1,1"});
+    CHECK_THAT(one.err, Equals("ch00-test: note: using the identity for W_K (2×3), as its default does not fit your "
+                               "numbers\n"));
+}
+
+TEST_CASE("A token name given twice is labelled with its position", "[cli]")
+{
+    INFO("\"the cat saw the cat\" has two rows called the: the tables need to tell them apart");
+    const sa::Example example =
+        sa::parse_arguments(program(), {"--tokens", "the,cat,saw,the,cat", "--embeddings", "1,0;0,1;1,1;1,0;0,1"});
+    CHECK(example.tokens == std::vector<std::string>{"the#1", "cat#2", "saw", "the#4", "cat#5"});
+    INFO("a label that would clash with a name the reader chose is refused instead of shown twice");
+    CHECK_THAT(error_of({"--tokens", "a#2,a,a"}), StartsWith("--tokens: \"a#2\" names two tokens"));
+    CHECK_THAT(error_of({"--tokens", "A,,C"}), StartsWith("--tokens: name 2 of \"A,,C\" is empty"));
+}
+
+TEST_CASE("Asking for --help prints the usage on stdout and exits 0, without running the program", "[cli]")
+{
+    INFO("the reader asked for the text, so it is the output (stdout, status 0), not an error");
+    for (const std::string help : {"--help", "-h"}) {
+        const Run result = run(program(), {"--wq", "not a matrix", help});
+        CHECK(result.status == 0);
+        CHECK(result.out == sa::usage(program()));
+        CHECK(result.err.empty());
+        CHECK_FALSE(result.body_ran);
+    }
+    CHECK_THAT(sa::usage(program()), StartsWith("ch00-test: a test program\n\nUsage: ch00-test [options]\n"));
+    CHECK_THAT(sa::usage(program()), Contains("identity"));
 }

@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "matrix.hpp"
 
@@ -95,4 +98,90 @@ TEST_CASE("identical compares bits: NaN matches the same NaN, 0.0 and -0.0 diffe
     CHECK_FALSE(sa::identical(sa::Matrix{{0.0}}, sa::Matrix{{-0.0}}));
     CHECK_FALSE(sa::identical(sa::Matrix{{1, 2}}, sa::Matrix{{1}, {2}}));
     CHECK(sa::identical(sa::Matrix{{1, 2}}, sa::Matrix{{1, 2}}));
+}
+
+TEST_CASE("numbered_labels counts from 1 unless told, after the prefix", "[matrix]")
+{
+    INFO("feature_labels is numbered_labels with the prefix f");
+    CHECK(sa::numbered_labels("s", 3) == std::vector<std::string>{"s1", "s2", "s3"});
+    CHECK(sa::numbered_labels("f", 4) == sa::feature_labels(4));
+    CHECK(sa::numbered_labels("pos ", 2, 0) == std::vector<std::string>{"pos 0", "pos 1"});
+    CHECK(sa::numbered_labels("a = ", 0, 0).empty());
+}
+
+TEST_CASE("The identity matrix has ones on the diagonal and changes nothing it multiplies", "[matrix]")
+{
+    const sa::Matrix identity = sa::identity(3);
+    CHECK(identity == sa::Matrix{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}});
+    CHECK(sa::identity(0).empty());
+}
+
+TEST_CASE("row_vector copies one row as a 1×d matrix and refuses a row outside", "[matrix]")
+{
+    const sa::Matrix matrix{{2, 0, 1}, {1, 2, 3}};
+    CHECK(sa::identical(sa::row_vector(matrix, 1), sa::Matrix{{1, 2, 3}}));
+    CHECK_THROWS_AS(sa::row_vector(matrix, 2), std::out_of_range);
+    CHECK_THROWS_WITH(sa::row_vector(matrix, 2), Contains("row 2 of a 2×3 matrix"));
+}
+
+TEST_CASE("stack_rows puts the parts one under another", "[matrix]")
+{
+    const sa::Matrix top{{1, 2}};
+    const sa::Matrix bottom{{3, 4}, {5, 6}};
+    CHECK(sa::identical(sa::stack_rows({top, bottom}), sa::Matrix{{1, 2}, {3, 4}, {5, 6}}));
+    CHECK(sa::stack_rows({}).empty());
+    CHECK_THROWS_AS(sa::stack_rows({top, sa::Matrix{{1, 2, 3}}}), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::stack_rows({top, sa::Matrix{{1, 2, 3}}}), Contains("a part is 1×3 but the first is 1×2"));
+}
+
+TEST_CASE("vector_length is the square root of the sum of squares of one row", "[matrix]")
+{
+    INFO("|(3, 4)| = sqrt(9 + 16) = 5, exactly; |(1, 2, 3, 4)| = sqrt(30)");
+    CHECK(sa::vector_length(sa::Matrix{{3, 4}}) == 5.0);
+    CHECK_THAT(sa::vector_length(sa::Matrix{{1, 2, 3, 4}}), Catch::Matchers::WithinRel(std::sqrt(30.0), 1e-15));
+    CHECK_THROWS_AS(sa::vector_length(sa::Matrix{{1, 2}, {3, 4}}), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::vector_length(sa::Matrix{{1, 2}, {3, 4}}), Contains("vector_length: the vector is 2×2"));
+}
+
+TEST_CASE("A matrix with one zero dimension is the empty 0×0 matrix", "[matrix]")
+{
+    INFO("with no entries there is nothing to hold a shape: 0×3 and 3×0 both report 0×0, like Matrix()");
+    for (const sa::Matrix& empty : {sa::Matrix(0, 3), sa::Matrix(3, 0), sa::Matrix(0, 0, 7.0)}) {
+        CHECK(empty.rows() == 0);
+        CHECK(empty.cols() == 0);
+        CHECK(empty.empty());
+        CHECK(sa::shape(empty) == "0×0");
+        CHECK(empty == sa::Matrix());
+        CHECK(sa::identical(empty, sa::Matrix()));
+    }
+    INFO("rows without entries make the same empty matrix; an empty row next to a full one is ragged");
+    CHECK(sa::Matrix::from_rows({{}, {}}) == sa::Matrix());
+    CHECK_THROWS_AS(sa::Matrix::from_rows({{}, {1.0}}), sa::ShapeError);
+}
+
+TEST_CASE("The first index past the end throws: row == rows() or col == cols()", "[matrix]")
+{
+    INFO("indices count from 0, so a 2×3 matrix ends at (1, 2); (2, x) and (x, 3) would read the next row or "
+         "past the storage");
+    sa::Matrix matrix(2, 3, 1.0);
+    const sa::Matrix& constant = matrix;
+    CHECK(matrix(1, 2) == 1.0);
+    CHECK_THROWS_WITH(matrix(2, 0), Contains("(2, 0) is outside a 2×3 matrix"));
+    CHECK_THROWS_WITH(matrix(1, 3), Contains("(1, 3) is outside a 2×3 matrix"));
+    CHECK_THROWS_WITH(constant(2, 0), Contains("(2, 0) is outside a 2×3 matrix"));
+    CHECK_THROWS_WITH(constant(1, 3), Contains("(1, 3) is outside a 2×3 matrix"));
+    INFO("(0, 3) of a 2×3 matrix is (1, 0) in the row-major storage: it must not be read as that entry");
+    CHECK_THROWS_AS(matrix(0, 3), std::out_of_range);
+    INFO("an empty matrix has no (0, 0)");
+    CHECK_THROWS_AS(sa::Matrix()(0, 0), std::out_of_range);
+}
+
+TEST_CASE("identical compares shapes before entries: 2×3 and 3×2 with the same six numbers differ", "[matrix]")
+{
+    const sa::Matrix wide{{1, 2, 3}, {4, 5, 6}};
+    const sa::Matrix tall{{1, 2}, {3, 4}, {5, 6}};
+    INFO("both store 1, 2, 3, 4, 5, 6 in this order, so a comparison of the storage alone would call them the same");
+    CHECK_FALSE(sa::identical(wide, tall));
+    CHECK_FALSE(sa::identical(tall, wide));
+    CHECK_FALSE(wide == tall);
 }

@@ -10,4 +10,4 @@ for program in "$build"/bin/ch[0-9][0-9]-*; do
   "$program"
 done
 echo
-echo "The book: $build/book/docs/index.html"
+echo "The book: $build/book/index.html"

@@ -13,6 +13,13 @@ per problem, naming the page) when
   runs outside the figure;
 * the JavaScript console shows an error;
 * a page is wider than a 390-pixel phone screen;
+* a listing is cut off (at 1280 pixels none may be; at 390 only program output
+  may scroll sideways), or a copy button covers a character of a listing;
+* a heading shows a raw underscore (d_k instead of typeset math);
+* an exercise's solution is visible before the reader opens it, a folded block
+  holds something else, or it does not open on a click; a chapter shows no listing;
+* the front page's first paragraph does not link to "How to use this book", or
+  the book's own index.html does not lead to the front page;
 * a link points to a page of the book that does not exist;
 * the book's search finds nothing for "softmax".
 
@@ -27,6 +34,7 @@ import http.server
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -39,6 +47,9 @@ DESKTOP = (1280, 900)
 PHONE = 390
 SEARCH_TERM = "softmax"
 SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
+FRONT_PAGE = "docs/index.html"
+PLAYGROUND_PAGE = "chapters/07-attention/attention.html"  # its panel is shown in use in the screenshots
+PLAYGROUND_EXAMPLE = {"--tokens": "The,cat,sat,down", "--embeddings": "1,0;0,1;1,1;2,0", "--causal": True}
 # Schemes that never reach a network: inline data, and Chromium's own pages
 # (its start page loads chrome:// resources before the first book page opens).
 INSIDE_THE_BROWSER = ("data", "about", "blob", "chrome", "chrome-extension", "chrome-untrusted", "devtools")
@@ -108,7 +119,7 @@ def start_browser(profile):
     service = Service(executable_path=CHROMEDRIVER, log_path=os.devnull)
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(30)
-    driver.set_script_timeout(30)
+    driver.set_script_timeout(200)  # a panel's run may take a while (chapter 3's experiment)
     return driver
 
 
@@ -229,15 +240,204 @@ return found;
 """
 
 
+# Listings: no code line cut off (at desktop width none at all; on a phone, program
+# output may scroll sideways, code and commands wrap), and no copy button over code text.
+CODE_LAYOUT = """
+const phone = arguments[0];
+const found = [];
+const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
+  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
+const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+const name = block => (Array.from(block.closest('div[class*="highlight-"]')?.classList || [])
+  .find(c => c.startsWith('highlight-')) || 'highlight').replace('highlight-', '') + ' listing';
+const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
+for (const block of document.querySelectorAll('article div.highlight')) {
+  const pre = block.querySelector('pre');
+  if (!pre || !visible(pre)) continue;
+  const output = block.closest('.highlight-text') !== null;
+  if (pre.scrollWidth > pre.clientWidth + 1 && !(phone && output)) {
+    found.push(name(block) + ' ' + start(pre) + ' is cut off: its lines need ' + pre.scrollWidth +
+               ' px, the column has ' + pre.clientWidth + ' px');
+  }
+  const button = block.querySelector('button.copybtn');
+  if (!button) continue;
+  const area = button.getBoundingClientRect();
+  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  let covered = null;
+  for (let node = walker.nextNode(); node && !covered; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    range.selectNodeContents(node);
+    if (!Array.from(range.getClientRects()).some(r => meet(r, area))) continue;
+    for (let i = 0; i < node.length && !covered; ++i) {
+      if (!node.data[i].trim()) continue;
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      if (Array.from(range.getClientRects()).some(r => meet(r, area))) {
+        covered = node.data.slice(Math.max(0, i - 12), i + 12).trim();
+      }
+    }
+  }
+  if (covered) found.push('the copy button covers the text "' + covered + '" of the ' + name(block) + ' ' + start(pre));
+}
+return found;
+"""
+
+# Facts about the reader's way in: headings without raw markup, the answer of each
+# exercise folded, and the front page's first paragraph pointing to "How to use this book".
+PAGE_SHAPE = """
+const headings = Array.from(document.querySelectorAll('article h1, article h2, article h3, article h4'))
+  .map(h => { const c = h.cloneNode(true);
+              c.querySelectorAll('code, .math, script, [class^="MathJax"], a.headerlink').forEach(e => e.remove());
+              return [h.textContent.trim(), c.textContent]; })
+  .filter(([whole, bare]) => bare.includes('_')).map(([whole]) => whole.replace(/\\s+/g, ' ').slice(0, 80));
+const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
+  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
+const flat = t => t.replace(/\\s+/g, ' ').trim();
+const listings = Array.from(document.querySelectorAll('article div.highlight pre'));
+const first = document.querySelector('article section > p');
+return {
+  headings: headings,
+  shown: listings.filter(visible).map(p => flat(p.textContent)),
+  folded: Array.from(document.querySelectorAll('details.solution')).map(d => ({
+    open: d.open, text: flat(Array.from(d.querySelectorAll('pre')).map(p => p.textContent).join(' ')),
+    summary: flat(d.querySelector('summary') ? d.querySelector('summary').textContent : '')})),
+  first_paragraph_links: first ? Array.from(first.querySelectorAll('a[href]')).map(a => a.getAttribute('href')) : [],
+};
+"""
+
+# Opens every folded answer as a reader would, by clicking its summary.
+OPEN_SOLUTIONS = """
+const details = Array.from(document.querySelectorAll('details.solution'));
+details.forEach(d => d.querySelector('summary').click());
+return details.map(d => d.open && Array.from(d.querySelectorAll('pre'))
+  .every(p => p.getBoundingClientRect().height > 0 && (!p.checkVisibility || p.checkVisibility())));
+"""
+
+
+def solution_bodies(source):
+    """The answer of each exercise, from the BEGIN SOLUTION regions of the library, whitespace collapsed."""
+    bodies = {}
+    for name in sorted(os.listdir(source)) if os.path.isdir(source) else []:
+        if not name.endswith(".cpp"):
+            continue
+        with open(os.path.join(source, name), encoding="utf-8") as file:
+            lines = file.read().split("\n")
+        for index, line in enumerate(lines):
+            if line.strip().startswith("// BEGIN SOLUTION"):
+                exercise = line.strip()[len("// BEGIN SOLUTION"):].split(":")[0].strip()
+                end = next((i for i in range(index + 1, len(lines)) if lines[i].strip().startswith("// END SOLUTION")),
+                           len(lines))
+                bodies[exercise] = " ".join(" ".join(lines[index + 1:end]).split())
+    return bodies
+
+
+# Waits until the page's "Try it here" panel, if it has one, has shown its first result.
+WAIT_FOR_PLAYGROUND = """
+const done = arguments[arguments.length - 1];
+const panel = document.querySelector('.playground[data-program]');
+const started = Date.now();
+(function wait() {
+  if (!panel) { done(null); return; }
+  const state = panel.dataset.state || 'not started';
+  if (!['loading', 'not started', 'running'].includes(state) || Date.now() - started > 150000) {
+    done({state: state, firstResultMs: Number(panel.dataset.firstResultMs || -1), program: panel.dataset.program});
+  } else {
+    setTimeout(wait, 25);
+  }
+})();
+"""
+
+# Fills the panel's fields ({option: text, or true/false for a flag}; the others go back
+# to the book's example), clicks Run and returns what the page then shows. With null it
+# only reads what the panel shows now.
+PLAYGROUND_RUN = """
+const values = arguments[0];
+const done = arguments[arguments.length - 1];
+const panel = document.querySelector('.playground[data-program]');
+const before = Number(panel.dataset.runs || 0);
+const fields = {};
+for (const input of panel.querySelectorAll('input[name]')) fields[input.name] = input;
+const missing = Object.keys(values || {}).filter(name => !(name in fields));
+if (values) {
+  for (const [name, input] of Object.entries(fields)) {
+    const value = name in values ? values[name] : input.dataset.default;
+    if (input.type === 'checkbox') input.checked = value === true || value === 'true'; else input.value = value;
+  }
+  panel.querySelector('button.playground-run').click();
+}
+const started = Date.now();
+(function wait() {
+  const finished = (!values || Number(panel.dataset.runs || 0) > before) && panel.dataset.state !== 'running';
+  const images = Array.from(panel.querySelectorAll('.playground-figures img'));
+  const drawn = images.every(img => img.complete);
+  if ((finished && drawn) || Date.now() - started > 180000) {
+    const figures = images.map(img => ({
+      name: img.dataset.name, loaded: img.complete && img.naturalWidth > 0,
+      svg: decodeURIComponent(img.getAttribute('src').split(',').slice(1).join(','))}));
+    done({runs: Number(panel.dataset.runs || 0) - before, state: panel.dataset.state, missing: missing,
+          args: JSON.parse(panel.dataset.args || '[]'), status: Number(panel.dataset.status),
+          text: panel.querySelector('pre.playground-output').textContent, figures: figures,
+          stale: panel.querySelector('.playground-figures').classList.contains('playground-stale'),
+          defaults: Object.fromEntries(Object.entries(fields).map(([n, i]) =>
+            [n, i.type === 'checkbox' ? i.dataset.default === 'true' : i.dataset.default]))});
+  } else {
+    setTimeout(wait, 25);
+  }
+})();
+"""
+
+
+def first_difference(shown, expected):
+    """Where two texts first differ, with a little context."""
+    at = next((i for i, (a, b) in enumerate(zip(shown, expected)) if a != b), min(len(shown), len(expected)))
+    return f"at character {at}: page {shown[max(0, at - 20):at + 20]!r}, native {expected[max(0, at - 20):at + 20]!r}"
+
+
+def shifted(matrix, by):
+    """The matrix text "2,0;1,2" with every entry moved by `by`: the same shape, other numbers."""
+    rows = [[float(entry) + by for entry in row.split(",")] for row in matrix.split(";")]
+    return ";".join(",".join(f"{entry:g}" for entry in row) for row in rows)
+
+
+def playground_inputs(defaults):
+    """Three readers' inputs and one malformed one, for whatever fields the chapter's panel has."""
+    cases = []
+    first = {}
+    if "--causal" in defaults:
+        first["--causal"] = not defaults["--causal"]
+    if "--precision" in defaults:
+        first["--precision"] = "5"
+    cases.append(("causal and 5 decimals" if "--causal" in first else "5 decimals", first))
+    if "--embeddings" in defaults:
+        shape = {"--tokens": "Ant,Bee,Cat,Dog", "--embeddings": "1,0,2;0,1,-1;2,2,0;-1,0.5,1",
+                 "--wq": "1,0,0,1;0,1,1,0;1,1,0,0", "--wk": "0,1,0,1;1,0,1,0;0.5,0,0,1",
+                 "--wv": "1,2,0,0;0,1,0,-1;1,0,1,0"}
+        cases.append(("4 tokens, 3 features, d_k = d_v = 4", {k: v for k, v in shape.items() if k in defaults}))
+    other = {}
+    for option, by in (("--wq", 0.5), ("--wv", -0.25)):
+        if option in defaults:
+            other[option] = shifted(defaults[option], by)
+    if "--seed" in defaults:
+        other["--seed"] = "7"
+    cases.append(("other weights" + (" and seed 7" if "--seed" in other else ""), other))
+    malformed = {"--embeddings": "2,0;1,x"} if "--embeddings" in defaults else {"--precision": "eleven"}
+    cases.append(("malformed", malformed))
+    return cases
+
+
 class Check:
-    def __init__(self, book, port, screenshots, deadline):
+    def __init__(self, book, port, screenshots, deadline, programs=None):
         self.book = book
+        self.programs = programs
+        self.playground_facts = []
+        self.panel_pages = []  # the pages with a "Try it here" panel
         self.origin = f"http://127.0.0.1:{port}"
         self.screenshots = screenshots
         self.deadline = deadline
         self.failures = []
         self.driver = None
         self.figures = set()
+        self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
@@ -267,6 +467,9 @@ class Check:
             parsed = urllib.parse.urlsplit(url)
             if parsed.scheme in INSIDE_THE_BROWSER:
                 continue
+            if getattr(self, "file_mode", False) and parsed.scheme == "file" and \
+                    os.path.abspath(urllib.parse.unquote(parsed.path)).startswith(self.book + os.sep):
+                continue
             if parsed.scheme not in ("http", "https") or parsed.hostname not in ("127.0.0.1", "localhost"):
                 self.fail(page, f"requested something outside localhost: {url[:200]}")
 
@@ -274,6 +477,7 @@ class Check:
         self.driver.get(self.url(page))
         math = self.driver.execute_async_script(WAIT_FOR_MATH)
         self.driver.execute_async_script(WAIT_FOR_IMAGES)
+        math["panel"] = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
         return math
 
     def check_page(self, page):
@@ -284,6 +488,9 @@ class Check:
             return
         for tex in math["errors"]:
             self.fail(page, f"MathJax could not typeset: {tex}")
+        panel = math["panel"]
+        if panel and panel["state"] != "done":
+            self.fail(page, f"the Try it here panel did not show a result (it stays {panel['state']})")
         facts = self.driver.execute_script(PAGE_FACTS)
         for raw in facts["raw"]:
             self.fail(page, f"math left untypeset: {raw}")
@@ -298,7 +505,29 @@ class Check:
             target = os.path.join(self.book, path)
             if not (os.path.isfile(target) or os.path.isfile(os.path.join(target, "index.html"))):
                 self.fail(page, f"link to a page that does not exist: {path}")
+        for problem in self.driver.execute_script(CODE_LAYOUT, False):
+            self.fail(page, f"at {DESKTOP[0]} px, {problem}")
+        self.check_shape(page)
         self.drain_logs(page)
+
+    def check_shape(self, page):
+        shape = self.driver.execute_script(PAGE_SHAPE)
+        for heading in shape["headings"]:
+            self.fail(page, f"a heading shows a raw underscore (write math as :math:): {heading}")
+        if page == FRONT_PAGE and not any(h.endswith("how-to-use.html") for h in shape["first_paragraph_links"]):
+            self.fail(page, "the first paragraph does not link to How to use this book (docs/how-to-use.html)")
+        for exercise, body in self.solutions.items():
+            if any(body in shown for shown in shape["shown"]):
+                self.fail(page, f"the solution of the exercise {exercise} is shown before the reader asks for it")
+        for folded in shape["folded"]:
+            if folded["open"]:
+                self.fail(page, f"a folded solution is open when the page loads: {folded['summary']}")
+            if not any(body in folded["text"] for body in self.solutions.values()):
+                self.fail(page, f"a listing that is no exercise's solution is folded away: {folded['summary']}")
+        if shape["folded"] and not all(self.driver.execute_script(OPEN_SOLUTIONS)):
+            self.fail(page, "a folded solution does not open when its summary is clicked")
+        if page.startswith("chapters/") and not shape["shown"]:
+            self.fail(page, "the chapter shows no listing before a click (the chapter program must stay visible)")
 
     def check_phone_width(self, page):
         try:
@@ -309,7 +538,148 @@ class Check:
             return
         if culprits:
             self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
+        for problem in self.driver.execute_script(CODE_LAYOUT, True):
+            self.fail(page, f"at {PHONE} px, {problem}")
         self.drain_logs(page)
+
+    def native(self, program, args):
+        """The native program's stdout (exit status 0) or its stderr, and its figures."""
+        path = os.path.join(self.programs, program)
+        run = subprocess.run([path, *args], capture_output=True, timeout=60)
+        text = (run.stdout if run.returncode == 0 else run.stderr).decode("utf-8")
+        figures = {}
+        if run.returncode == 0:
+            with tempfile.TemporaryDirectory(prefix="book-figures-") as folder:
+                subprocess.run([path, *args, "--figures", folder], capture_output=True, timeout=60, check=True)
+                for name in os.listdir(folder):
+                    with open(os.path.join(folder, name), encoding="utf-8") as file:
+                        figures[name] = file.read()
+        return run.returncode, text, figures
+
+    def check_playground(self, page, address, how):
+        """The page's panel against the native program, on the default and four other inputs."""
+        try:
+            self.driver.get(address)
+            panel = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail(page, f"({how}) the page did not load: {str(error).splitlines()[0]}")
+            return
+        if not panel or panel["state"] != "done":
+            self.fail(page, f"({how}) the Try it here panel did not show a result ({panel and panel['state']})")
+            return
+        program = panel["program"]
+        if not os.access(os.path.join(self.programs, program), os.X_OK):
+            self.fail(page, f"({how}) the native program {program} is not in {self.programs} to compare with")
+            return
+        defaults = self.driver.execute_async_script(PLAYGROUND_RUN, None)["defaults"]
+        size = os.path.getsize(os.path.join(self.book, "_static", "playground", program + ".js"))
+        self.playground_facts.append(f"{how}: {program}: {size / 1024:.0f} KiB, first result after "
+                                     f"{panel['firstResultMs']} ms")
+        for name, values in [("the book's example", None)] + playground_inputs(defaults):
+            shown = self.driver.execute_async_script(PLAYGROUND_RUN, values)
+            values = values or {}
+            where = f"({how}) the panel, {name}"
+            if shown["state"] != "done" or (values and shown["runs"] < 1):
+                self.fail(page, f"{where}: no result ({shown['state']})")
+                continue
+            if shown["missing"]:
+                self.fail(page, f"{where}: the panel has no field {', '.join(shown['missing'])}")
+            expected_args = [a for option, value in values.items() if value != defaults.get(option)
+                             for a in ([option] if value is True else [] if value is False else [option, value])]
+            if sorted(shown["args"]) != sorted(expected_args):
+                self.fail(page, f"{where}: the fields became {shown['args']}, expected {expected_args}")
+            status, text, figures = self.native(program, shown["args"])
+            if shown["status"] != status:
+                self.fail(page, f"{where}: exit status {shown['status']}, the native program gives {status}")
+            if shown["text"] != text:
+                self.fail(page, f"{where}: the text differs from the native program's "
+                                f"{'stdout' if status == 0 else 'stderr'}: {first_difference(shown['text'], text)}")
+            if name == "malformed" and status == 0:
+                self.fail(page, f"{where}: the native program accepted {values}")
+            if status == 0:
+                drawn = {figure["name"]: figure["svg"] for figure in shown["figures"]}
+                if sorted(drawn) != sorted(figures):
+                    self.fail(page, f"{where}: figures {sorted(drawn)}, the native program writes {sorted(figures)}")
+                for figure in shown["figures"]:
+                    if not figure["loaded"]:
+                        self.fail(page, f"{where}: the figure {figure['name']} was not drawn")
+                    elif figure["name"] in figures and figure["svg"] != figures[figure["name"]]:
+                        self.fail(page, f"{where}: the figure {figure['name']} differs from the native one: "
+                                        f"{first_difference(figure['svg'], figures[figure['name']])}")
+                if shown["stale"]:
+                    self.fail(page, f"{where}: the figures are still marked as an earlier run's")
+            elif shown["figures"] and not shown["stale"]:
+                self.fail(page, f"{where}: after an error the figures are not marked as the last good run's")
+
+    def check_playgrounds(self, pages):
+        """Every panel, from the local server and from file://."""
+        panels = self.panel_pages
+        for page in pages:
+            with open(os.path.join(self.book, page), encoding="utf-8") as file:
+                if 'class="playground"' in file.read():
+                    panels.append(page)
+        if not panels:
+            return
+        if not self.programs or not os.path.isdir(self.programs):
+            self.fail("playground", f"the native programs (--programs {self.programs}) are missing")
+            return
+        for how, address in (("served", self.url), ("file://", lambda page: "file://" + os.path.join(self.book, page))):
+            self.file_mode = how == "file://"
+            for page in panels:
+                if self.out_of_time(f"{page} ({how} panel)"):
+                    return
+                self.check_playground(page, address(page), how)
+                self.drain_logs(page)
+        self.file_mode = False
+        for fact in self.playground_facts:
+            print(f"playground: {fact}", flush=True)
+
+    def screenshot_playground(self, page, name, width, phone=False):
+        """The page's panel after a reader's own run (four tokens, causal), as an element screenshot."""
+        if phone:
+            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                        {"width": width, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        else:
+            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            self.driver.set_window_size(width, DESKTOP[1])
+        try:
+            self.driver.get(self.url(page))
+            self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+            self.driver.execute_async_script(PLAYGROUND_RUN, PLAYGROUND_EXAMPLE)
+            section = self.driver.find_element("css selector", "section#try-it-here")
+            self.driver.execute_script("arguments[0].scrollIntoView()", section)
+            time.sleep(0.3)
+            path = os.path.join(self.screenshots, name)
+            if section.screenshot(path):
+                print(f"screenshot: {path}", flush=True)
+            else:
+                self.fail(page, f"could not save the screenshot {path}")
+        except (TimeoutException, WebDriverException) as error:
+            self.fail(page, f"the screenshot {name} failed: {str(error).splitlines()[0]}")
+        self.drain_logs(page)
+
+    def check_front_door(self):
+        """The book's own index.html, at the top of its folder, leads to the front page."""
+        try:
+            self.driver.get(self.url("index.html"))
+            landed = self.driver.execute_async_script(
+                """
+                const done = arguments[arguments.length - 1];
+                const started = Date.now();
+                (function wait() {
+                  if (location.pathname.endsWith('/docs/index.html') || Date.now() - started > 10000) {
+                    done(location.pathname);
+                  } else {
+                    setTimeout(wait, 50);
+                  }
+                })();
+                """)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail("index.html", f"the book's index.html did not open: {str(error).splitlines()[0]}")
+            return
+        if not landed.endswith("/" + FRONT_PAGE):
+            self.fail("index.html", f"the book's index.html does not lead to the front page (it stays at {landed})")
+        self.drain_logs("index.html")
 
     def check_figures(self):
         """Each SVG figure on its own: every text inside the drawing."""
@@ -401,8 +771,11 @@ class Check:
                         return
                     self.check_page(page)
                 self.check_figures()
+                if not self.out_of_time("index.html"):
+                    self.check_front_door()
                 if not self.out_of_time("search.html"):
                     self.check_search()
+                self.check_playgrounds(pages)
                 # The phone: every page must fit 390 pixels without sideways scrolling.
                 self.driver.execute_cdp_cmd(
                     "Emulation.setDeviceMetricsOverride",
@@ -411,7 +784,7 @@ class Check:
                     if self.out_of_time(page):
                         return
                     self.check_phone_width(page)
-                front = "docs/index.html"
+                front = FRONT_PAGE
                 chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next(
                     (p for p in pages if p.startswith("chapters/")), front)
                 chapter_name = "softmax" if chapter == SOFTMAX_PAGE else "chapter"
@@ -420,6 +793,9 @@ class Check:
                 self.screenshot(chapter, f"{chapter_name}.png", DESKTOP[0])
                 self.screenshot(front, f"front-page-{PHONE}px.png", PHONE, phone=True)
                 self.screenshot(chapter, f"{chapter_name}-{PHONE}px.png", PHONE, phone=True)
+                if PLAYGROUND_PAGE in self.panel_pages:
+                    self.screenshot_playground(PLAYGROUND_PAGE, "playground.png", DESKTOP[0])
+                    self.screenshot_playground(PLAYGROUND_PAGE, f"playground-{PHONE}px.png", PHONE, phone=True)
             finally:
                 self.driver.quit()
         finally:
@@ -430,6 +806,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--book", required=True, help="the rendered book (the folder that holds docs/index.html)")
     parser.add_argument("--screenshots", required=True, help="where to save the screenshots")
+    parser.add_argument("--programs", help="the native chapter programs, to compare the playground with "
+                        "(default: the bin folder next to the book)")
     parser.add_argument("--time-limit", type=float, default=240, help="seconds for the whole check (default 240)")
     args = parser.parse_args()
 
@@ -441,10 +819,14 @@ def main():
         if not os.access(program, os.X_OK):
             print(f"FAIL setup: {program} is missing. Install the Debian package: apt-get install {package}")
             return 1
-    pages = book_pages(book)
+    if not os.path.isfile(os.path.join(book, "index.html")):
+        print(f"FAIL {args.book}: the book has no index.html at the top of its folder")
+        return 1
+    pages = [page for page in book_pages(book) if page != "index.html"]  # the front door, checked on its own
     started = time.monotonic()
     with Server(book) as server:
-        check = Check(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit)
+        programs = os.path.abspath(args.programs or os.path.join(book, "..", "bin"))
+        check = Check(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit, programs)
         try:
             check.run(pages)
         except WebDriverException as error:

@@ -3,6 +3,10 @@
 
 Each case must exit with status 2, print nothing on stdout (no partial result) and
 exactly one line on stderr that contains the expected description of the problem.
+
+Then a few changes that are not errors, such as new embeddings alone: the program
+either runs (status 0, its output on stdout, at most one line of note on stderr) or
+refuses with one line that blames none of the options the reader did not give.
 """
 import argparse
 import os
@@ -14,16 +18,57 @@ CASES = [
     ("a non-numeric entry", ["--embeddings", "2,0;1,x;2,0"], '--embeddings row 2: "1,x": "x" is not a number'),
     ("ragged rows", ["--embeddings", "2,0;1,2,3;2,0"], "has 3 entries but row 1 has 2"),
     ("an empty matrix", ["--wq", ""], "--wq: the matrix is empty"),
-    ("an empty row", ["--embeddings", "2,0;;2,0"], '"" is not a number'),
+    ("an empty row", ["--embeddings", "2,0;;2,0"], "--embeddings row 2 is empty"),
+    ("a trailing ';'", ["--embeddings", "2,0;1,2;2,0;"], "--embeddings row 4 is empty (the matrix ends with ';')"),
+    ("an empty entry", ["--wq", "0,1;1,"], '--wq row 2: "1,": entry 2 is empty'),
+    ("a line break inside a value", ["--embeddings", "2,0;1,x\ny;2,0"], '--embeddings row 2: "1,x\\ny": "x\\ny" is not a number'),
+    ("a bad value in the --name=value form", ["--embeddings=2,0;1,x;2,0"], '--embeddings row 2: "1,x"'),
+    ("a flag given a value", ["--causal=yes"], '--causal: takes no value, got "yes"'),
     ("W_Q with the wrong number of rows", ["--wq", "0,1;1,0;1,1"], "--wq: expected 2 rows (one per embedding feature), got 3"),
-    ("W_K with a d_k different from W_Q", ["--wk", "1,0,0;0,1,0"], "columns (d_k, the same as --wq), got 3"),
+    ("W_K with a d_k different from W_Q", ["--wq", "0,1;1,0", "--wk", "1,0,0;0,1,0"],
+     "--wk: expected 2 columns (d_k, the same as --wq), got 3"),
+    ("W_Q that does not fit new embeddings", ["--embeddings", "1,0,2;0,1,1", "--wq", "0,1;1,0"],
+     "--wq: expected 3 rows (one per embedding feature), got 2"),
     ("W_V with the wrong number of rows", ["--wv", "1,0"], "--wv: expected 2 rows (one per embedding feature), got 1"),
     ("too few token names", ["--tokens", "A,B"], "--tokens: expected 3 names (one per embedding row), got 2"),
     ("too many token names", ["--tokens", "A,B,C,D"], "--tokens: expected 3 names (one per embedding row), got 4"),
     ("an unknown flag", ["--frobnicate"], 'unknown option "--frobnicate"'),
     ("a flag missing its value", ["--embeddings"], "--embeddings: missing value"),
     ("a bad precision", ["--precision", "x"], '--precision: expected a whole number from 0 to 10, got "x"'),
+    ("a precision just above 10", ["--precision", "11"], '--precision: expected a whole number from 0 to 10, got "11"'),
+    ("a negative seed", ["--seed", "-1"], '--seed: expected a whole number from 0 to 2147483647, got "-1"'),
 ]
+
+# (what the reader changed, arguments, the options given): new numbers that need
+# other shapes than the defaults. No message may be about a matrix or the names the
+# reader did not give (a chapter's own option, such as --heads, may need changing).
+CHANGES = [
+    ("only the embeddings, 4 tokens with 3 features", ["--embeddings", "1,0,2;0,1,1;1,1,0;2,0,1"], {"--embeddings"}),
+    ("only W_Q, with 3 columns", ["--wq", "1,0,1;0,1,1"], {"--wq"}),
+]
+PROJECTIONS = ("--tokens", "--embeddings", "--wq", "--wk", "--wv")
+
+
+def check_change(program, what, arguments, given):
+    """Problems with a run on numbers that need new defaults; an empty list if none."""
+    run = subprocess.run([program, *arguments], capture_output=True, timeout=60, check=False)
+    stderr = run.stderr.decode("utf-8", "replace")
+    if run.returncode == 0:
+        if not run.stdout:
+            return ["exit status 0 but nothing on stdout"]
+        if stderr.count("\n") > 1:
+            return [f"more than one line of note on stderr: {stderr!r}"]
+        return []
+    problems = []
+    if run.returncode != 2 or run.stdout or stderr.count("\n") != 1:
+        problems.append(f"exit status {run.returncode}, {len(run.stdout)} bytes on stdout, stderr {stderr!r}; "
+                        "expected status 0, or status 2 with one line on stderr")
+    # The option a message is about comes first: "program: --wk: expected 3 columns ...".
+    about = stderr.split(": ")[1] if stderr.count(": ") >= 2 else ""
+    blamed = [option for option in PROJECTIONS if option not in given and about == option]
+    if blamed:
+        problems.append(f"the message blames {', '.join(blamed)}, which the reader did not give: {stderr.strip()!r}")
+    return problems
 
 
 def main():
@@ -34,11 +79,12 @@ def main():
     # A case about an option this program does not read (left out of its --help) would
     # only test the refusal; run_case checks that refusal once, below.
     usage = subprocess.run([args.program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
-    cases = [case for case in CASES if f"  {case[1][0]} " in usage]
+    cases = [case for case in CASES if f"  {case[1][0].split('=')[0]} " in usage]
     refused = [option for option in ("--causal", "--wv") if f"  {option} " not in usage]
     for option in refused:
-        cases.append((f"{option}, which this program does not read", [option, "1"] if option == "--wv" else [option],
-                      f"{option}: {os.path.basename(args.program)} does not use this option"))
+        for arguments in ([option, "1"], [f"{option}=1"]) if option == "--wv" else ([option],):
+            cases.append((f"{option}, which this program does not read", arguments,
+                          f"{option}: {os.path.basename(args.program)} does not use this option"))
     for what, arguments, fragment in cases:
         try:
             run = subprocess.run([args.program, *arguments], capture_output=True, timeout=60, check=False)
@@ -62,7 +108,16 @@ def main():
         else:
             print(f"ok   {what}: {stderr.strip()}")
     print(f"{len(cases) - failures} of {len(cases)} malformed inputs handled")
-    return 1 if failures else 0
+    change_failures = 0
+    for what, arguments, given in CHANGES:
+        problems = check_change(args.program, what, arguments, given)
+        if problems:
+            change_failures += 1
+            print(f"FAIL {what} ({' '.join(arguments)}): " + "; ".join(problems))
+        else:
+            print(f"ok   {what}")
+    print(f"{len(CHANGES) - change_failures} of {len(CHANGES)} changes that need new defaults handled")
+    return 1 if failures or change_failures else 0
 
 
 if __name__ == "__main__":

@@ -33,43 +33,13 @@ const std::vector<sa::ProgramOption> options = {
     {"--wo", "M", "W_O, one row per column of --wv (the default adds the heads)", "1,0;0,1;1,0;0,1"},
     {"--source", "M", "the sequence cross-attention reads, one row per token", "1,2;2,0"}};
 
-bool is_default(const sa::Example& example, const sa::ProgramOption& option)
-{
-    return example.options.at(option.name) == option.default_value;
-}
-
-// A matrix option that needs `size` rows (or columns); a default that no longer fits says so.
-sa::Matrix sized_option(const sa::Example& example, const sa::ProgramOption& option, std::size_t size, bool by_rows,
-                        const std::string& why)
-{
-    const sa::Matrix matrix = sa::matrix_option(example, option.name);
-    const std::size_t got = by_rows ? matrix.rows() : matrix.cols();
-    if (got != size) {
-        const std::string what =
-            fmt::format("{} {}{} ({})", size, by_rows ? "row" : "column", size == 1 ? "" : "s", why);
-        throw sa::UsageError(is_default(example, option)
-                                 ? fmt::format("{}: expected {}, but the default has {}; pass your own {}", option.name,
-                                               what, got, option.name)
-                                 : fmt::format("{}: expected {}, got {}", option.name, what, got));
-    }
-    return matrix;
-}
-
 std::string multi_head_chapter(const sa::Example& example)
 {
-    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 64));
-    for (const auto& [name, width] : {std::pair{"--wq", example.w_query.cols()}, {"--wv", example.w_value.cols()}}) {
-        if (width % heads != 0) {
-            const bool fixed = is_default(example, options[0]);
-            throw sa::UsageError(fmt::format("--heads: {}{} does not divide the {} columns of {}; {}",
-                                             fixed ? "the default " : "", heads, width, name,
-                                             fixed ? "pass your own --heads"
-                                                   : fmt::format("choose a divisor of {}", width)));
-        }
-    }
-    const sa::Matrix w_out = sized_option(example, options[1], example.w_value.cols(), true, "one per column of --wv");
-    const sa::Matrix source =
-        sized_option(example, options[2], example.embeddings.cols(), false, "one per embedding feature");
+    const std::size_t heads = sa::heads_option(example, options[0]);
+    const sa::Matrix w_out = sa::fitting_matrix_option(example, options[1], example.w_value.cols(), sa::Along::rows,
+                                                       "one per column of --wv");
+    const sa::Matrix source = sa::fitting_matrix_option(example, options[2], example.embeddings.cols(),
+                                                        sa::Along::columns, "one per embedding feature");
 
     //> heads
     const sa::Matrix queries = sa::project(example.embeddings, example.w_query);  // Q = E·W_Q, n×d_k
@@ -92,10 +62,7 @@ std::string multi_head_chapter(const sa::Example& example)
     //< heads
     //> checks
     const sa::Matrix one_call = sa::multi_head_attention(queries, keys, values, mask, heads, w_out);
-    sa::Matrix identity(values.cols(), values.cols(), 0.0);
-    for (std::size_t i = 0; i < values.cols(); ++i) {
-        identity(i, i) = 1.0;
-    }
+    const sa::Matrix identity = sa::identity(values.cols());  // W_O = I: the heads' outputs as they are
     const bool one_head_is_chapter_7 = sa::identical(sa::multi_head_attention(queries, keys, values, mask, 1, identity),
                                                      sa::attention(queries, keys, values, mask));
     const sa::Matrix wrong = sa::multi_head_attention_by_reshape(queries, keys, values, mask, heads, w_out);
@@ -110,60 +77,51 @@ std::string multi_head_chapter(const sa::Example& example)
     //< cross
 
     const auto& tokens = example.tokens;
-    std::vector<std::string> source_tokens;
-    for (std::size_t j = 1; j <= m; ++j) {
-        source_tokens.push_back(fmt::format("s{}", j));
-    }
-    const auto features = [](std::size_t width) { return sa::feature_labels(width); };
-    const auto per_head = [&](std::size_t width) { return sa::head_labels(heads, features(width / heads)); };
-    const auto pair = [&](const std::string& left, const std::string& right, const std::vector<std::string>& labels) {
-        std::vector<std::string> both;
-        for (const std::string& side : {left, right}) {
-            for (const std::string& label : labels) {
-                both.push_back(side + " " + label);
-            }
-        }
-        return both;
+    const std::vector<std::string> source_tokens = sa::numbered_labels("s", m);  // s1, s2, ...
+    const auto features = [](const sa::Matrix& matrix) { return sa::feature_labels(matrix.cols()); };
+    const auto per_head = [&](const sa::Matrix& matrix) {  // h1 f1, h1 f2, h2 f1, ...
+        return sa::head_labels(heads, sa::feature_labels(matrix.cols() / heads));
     };
+    const auto e_features = features(example.embeddings);
     sa::Report report(example);
-    report.table("Embeddings E", example.embeddings, tokens, features(example.embeddings.cols()));
-    report.table("W_Q, one block of columns per head", example.w_query, features(example.embeddings.cols()),
-                 per_head(queries.cols()));
-    report.table("W_K", example.w_key, features(example.embeddings.cols()), per_head(keys.cols()));
-    report.table("W_V", example.w_value, features(example.embeddings.cols()), per_head(values.cols()));
-    report.table("W_O, one row per column of V", w_out, per_head(values.cols()), features(w_out.cols()));
-    report.table("Queries Q = E·W_Q", queries, tokens, per_head(queries.cols()));
-    report.table("Keys K = E·W_K", keys, tokens, per_head(keys.cols()));
-    report.table("Values V = E·W_V", values, tokens, per_head(values.cols()));
+    report.table("Embeddings E", example.embeddings, tokens, e_features);
+    report.table("W_Q, one block of columns per head", example.w_query, e_features, per_head(queries));
+    report.table("W_K", example.w_key, e_features, per_head(keys));
+    report.table("W_V", example.w_value, e_features, per_head(values));
+    report.table("W_O, one row per column of V", w_out, per_head(values), features(w_out));
+    report.table("Queries Q = E·W_Q", queries, tokens, per_head(queries));
+    report.table("Keys K = E·W_K", keys, tokens, per_head(keys));
+    report.table("Values V = E·W_V", values, tokens, per_head(values));
     for (std::size_t head = 0; head < heads; ++head) {
         report.table(fmt::format("Head {0}: weights A{0} = softmax(Q{0}·K{0}ᵀ/√{1}{2})", head + 1,
                                  query_heads[head].cols(), example.causal ? " + M" : ""),
                      weights[head], tokens, tokens);
         report.table(fmt::format("Head {0}: outputs A{0}·V{0}", head + 1), head_outputs[head], tokens,
-                     features(head_outputs[head].cols()));
+                     features(head_outputs[head]));
     }
-    report.table("The heads side by side (concatenated)", concatenated, tokens, per_head(concatenated.cols()));
-    report.table("Outputs O = concatenated·W_O", outputs, tokens, features(outputs.cols()));
+    report.table("The heads side by side (concatenated)", concatenated, tokens, per_head(concatenated));
+    report.table("Outputs O = concatenated·W_O", outputs, tokens, features(outputs));
     report.text(fmt::format("One call to sa::multi_head_attention == step by step, bit for bit: {}\n"
                             "One head with W_O = I == sa::attention (chapter 7), bit for bit: {}\n\n",
                             sa::identical(one_call, outputs), one_head_is_chapter_7));
     report.text("== The classic mistake: heads by reshape, without the transpose ==\n\n");
+    const std::vector<std::string> right_wrong = {"right", "wrong"};
     report.table("Head 1's queries, split by columns (right) and by reshape (wrong)",
                  sa::concat_heads({query_heads[0], sa::split_heads_by_reshape(queries, heads)[0]}), tokens,
-                 pair("right", "wrong", features(query_heads[0].cols())));
+                 sa::side_by_side_labels(right_wrong, features(query_heads[0])));
     report.table("Outputs O, right and wrong", sa::concat_heads({outputs, wrong}), tokens,
-                 pair("right", "wrong", features(outputs.cols())));
+                 sa::side_by_side_labels(right_wrong, features(outputs)));
     report.text(fmt::format("Wrong outputs == right outputs: {}\n\n", sa::identical(wrong, outputs)));
     report.text("== Cross-attention: queries from the sentence, keys and values from the source ==\n\n");
-    report.table("Source", source, source_tokens, features(source.cols()));
-    report.table("Keys from the source", source_keys, source_tokens, per_head(source_keys.cols()));
-    report.table("Values from the source", source_values, source_tokens, per_head(source_values.cols()));
+    report.table("Source", source, source_tokens, features(source));
+    report.table("Keys from the source", source_keys, source_tokens, per_head(source_keys));
+    report.table("Values from the source", source_values, source_tokens, per_head(source_values));
     report.table("Weights of each head, side by side", sa::concat_heads(cross_weights), tokens,
                  sa::head_labels(heads, source_tokens));
-    report.table("Cross-attention outputs", cross, tokens, features(cross.cols()));
+    report.table("Cross-attention outputs", cross, tokens, features(cross));
     const sa::Matrix alignments = sa::concat_heads({sa::causal_mask(n, m), sa::causal_mask_bottom_right(n, m)});
-    report.table("Causal masks: top-left (sa::causal_mask) and bottom-right", alignments, tokens,
-                 pair("TL", "BR", source_tokens));
+    const std::vector<std::string> alignment_labels = sa::side_by_side_labels({"TL", "BR"}, source_tokens);
+    report.table("Causal masks: top-left (sa::causal_mask) and bottom-right", alignments, tokens, alignment_labels);
     report.heatmap("weights.svg", {.title = "Weights of each head, side by side", .values = sa::concat_heads(weights),
                                    .row_labels = tokens, .col_labels = sa::head_labels(heads, tokens),
                                    .scale_label = "weight"});
@@ -172,7 +130,7 @@ std::string multi_head_chapter(const sa::Example& example)
                                          .col_labels = sa::head_labels(heads, source_tokens),
                                          .col_axis = "source key (asked about)", .scale_label = "weight"});
     report.heatmap("causal-alignment.svg", {.title = "Causal masks: top-left and bottom-right", .values = alignments,
-                                            .row_labels = tokens, .col_labels = pair("TL", "BR", source_tokens),
+                                            .row_labels = tokens, .col_labels = alignment_labels,
                                             .col_axis = "source key", .scale_label = "mask"});
     return report.str();
 }

@@ -48,15 +48,6 @@ std::string quoted(const std::vector<std::string>& tokens)
     return fmt::format("\"{}\"", fmt::join(tokens, " "));
 }
 
-std::vector<std::string> numbered(const std::string& word, std::size_t count)
-{
-    std::vector<std::string> labels;
-    for (std::size_t i = 0; i < count; ++i) {
-        labels.push_back(fmt::format("{} {}", word, i));
-    }
-    return labels;
-}
-
 // Attention on both orders, with one way of adding positions, and whether the outputs merely moved.
 void compare_orders(sa::Report& report, const sa::Example& example, const std::string& positions)
 {
@@ -75,7 +66,7 @@ void compare_orders(sa::Report& report, const sa::Example& example, const std::s
     if (positions == "sinusoidal") {
         const sa::Matrix encodings = sa::sinusoidal_encoding(order.size(), example.embeddings.cols());
         report.table(fmt::format("Sinusoidal encodings P, d = {}", encodings.cols()), encodings,
-                     numbered("pos", order.size()), features(encodings));
+                     sa::numbered_labels("pos ", order.size(), 0), features(encodings));
     }
     for (const Sentence* sentence : {&original, &reordered}) {
         const std::string name = quoted(sentence->tokens);
@@ -96,76 +87,57 @@ void compare_orders(sa::Report& report, const sa::Example& example, const std::s
                             sa::format_number(difference, example.precision)));
 }
 
-sa::Matrix one_row(const sa::Matrix& matrix, std::size_t row)
+// Sinusoidal encodings on their own: the table for d = 8.
+void encodings_on_their_own(sa::Report& report)
 {
-    sa::Matrix vector(1, matrix.cols());
-    for (std::size_t c = 0; c < matrix.cols(); ++c) {
-        vector(0, c) = matrix(row, c);
-    }
-    return vector;
-}
-
-double length(const sa::Matrix& vector)
-{
-    return std::sqrt(sa::scores(vector, vector)(0, 0));
+    //> table
+    const sa::Matrix encodings = sa::sinusoidal_encoding(10, 8);  // positions 0 to 9, d = 8
+    //< table
+    const auto positions = sa::numbered_labels("pos ", 10, 0);  // pos 0, pos 1, ...
+    report.text("== Sinusoidal encodings on their own ==\n\n");
+    report.table("P for d = 8, frequencies 1, 1/10, 1/100, 1/1000", encodings, positions, sa::feature_labels(8));
+    report.heatmap("sinusoidal.svg", {.title = "Sinusoidal encodings, d = 8", .values = encodings,
+                                      .row_labels = positions, .col_labels = sa::feature_labels(8),
+                                      .row_axis = "position", .col_axis = "feature", .scale_label = "encoding"});
 }
 
 // Rotary embeddings on their own: one query and one key at every pair of positions, and the two pairings.
 void rotation_on_its_own(sa::Report& report, const sa::Example& example)
 {
-    const int digits = example.precision;
-    const auto format = [digits](double value) { return sa::format_number(value, digits); };
     //> relative
     const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
     const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
-    const sa::Matrix query = one_row(queries, 0);  // the first token asks ...
-    const sa::Matrix key = one_row(keys, 1);       // ... and the second is found
+    const sa::Matrix query = sa::row_vector(queries, 0);  // the first token asks ...
+    const sa::Matrix key = sa::row_vector(keys, 1);       // ... and the second is found
     const sa::Matrix table = sa::rope_score_table(query, key, 6);  // (a, b): q at a, k at b
     const double late = sa::scores(sa::rope(query, 5), sa::rope(key, 3))(0, 0);   // b − a = −2
     const double early = sa::scores(sa::rope(query, 2), sa::rope(key, 0))(0, 0);  // b − a = −2
     //< relative
-    report.text("== Rotary embeddings on their own ==\n\n");
-    report.table("q, the query of " + example.tokens[0], query, {"q"}, sa::feature_labels(query.cols()));
-    report.table("k, the key of " + example.tokens[1], key, {"k"}, sa::feature_labels(key.cols()));
-    report.table("Scores (R_a q)·(R_b k), q at position a, k at position b", table, numbered("a =", 6),
-                 numbered("b =", 6));
-    report.text(fmt::format("Score at (a, b) = (5, 3): {}; at (2, 0): {}; within 1e-12: {}\n", format(late),
-                            format(early), std::abs(late - early) <= 1e-12));
-    report.text(fmt::format("Length of q: {} at position 0, {} at position 5\n\n", format(length(query)),
-                            format(length(sa::rope(query, 5)))));
-
     //> pairings
     const sa::Matrix x{{1, 2, 3, 4}};  // d = 4: θ_0 = 1, θ_1 = 1/100
     const sa::Matrix adjacent = sa::rope(x, 1, sa::Pairing::adjacent);  // pairs (f1, f2), (f3, f4)
     const sa::Matrix halves = sa::rope(x, 1, sa::Pairing::halves);      // pairs (f1, f3), (f2, f4)
     //< pairings
-    sa::Matrix all(3, 4);
-    for (std::size_t c = 0; c < 4; ++c) {
-        all(0, c) = x(0, c);
-        all(1, c) = adjacent(0, c);
-        all(2, c) = halves(0, c);
-    }
-    report.table("One vector at position 1, rotated with each pairing", all, {"x", "adjacent", "halves"},
-                 sa::feature_labels(4));
-    report.text(fmt::format("Lengths: x {}, adjacent {}, halves {}\n", format(length(x)), format(length(adjacent)),
-                            format(length(halves))));
 
+    const auto format = [&example](double value) { return sa::format_number(value, example.precision); };
+    const auto a_labels = sa::numbered_labels("a = ", 6, 0);
+    const auto b_labels = sa::numbered_labels("b = ", 6, 0);
+    report.text("== Rotary embeddings on their own ==\n\n");
+    report.table("q, the query of " + example.tokens[0], query, {"q"}, sa::feature_labels(query.cols()));
+    report.table("k, the key of " + example.tokens[1], key, {"k"}, sa::feature_labels(key.cols()));
+    report.table("Scores (R_a q)·(R_b k), q at position a, k at position b", table, a_labels, b_labels);
+    report.text(fmt::format("Score at (a, b) = (5, 3): {}; at (2, 0): {}; within 1e-12: {}\n", format(late),
+                            format(early), std::abs(late - early) <= 1e-12));
+    report.text(fmt::format("Length of q: {} at position 0, {} at position 5\n\n",
+                            format(sa::vector_length(query)), format(sa::vector_length(sa::rope(query, 5)))));
+    report.table("One vector at position 1, rotated with each pairing", sa::stack_rows({x, adjacent, halves}),
+                 {"x", "adjacent", "halves"}, sa::feature_labels(4));
+    report.text(fmt::format("Lengths: x {}, adjacent {}, halves {}\n", format(sa::vector_length(x)),
+                            format(sa::vector_length(adjacent)), format(sa::vector_length(halves))));
     report.heatmap("rope-scores.svg", {.title = "Rotary scores (R_a q)·(R_b k)", .values = table,
-                                       .row_labels = numbered("a =", 6), .col_labels = numbered("b =", 6),
-                                       .row_axis = "query position a", .col_axis = "key position b",
-                                       .scale_label = "score"});
-    sa::Series rotary{"with rotary positions"};
-    sa::Series plain{"without positions"};
-    for (int offset = -5; offset <= 5; ++offset) {
-        const int a = offset < 0 ? -offset : 0;  // the first cell of this diagonal
-        rotary.x.push_back(offset);
-        rotary.y.push_back(table(static_cast<std::size_t>(a), static_cast<std::size_t>(a + offset)));
-        plain.x.push_back(offset);
-        plain.y.push_back(sa::scores(query, key)(0, 0));
-    }
-    report.line_plot("rope-offset.svg", {.title = "The score depends only on the offset b − a",
-                                         .x_label = "offset b − a", .y_label = "score q·k",
-                                         .series = {rotary, plain}});
+                                       .row_labels = a_labels, .col_labels = b_labels, .row_axis = "query position a",
+                                       .col_axis = "key position b", .scale_label = "score"});
+    report.line_plot("rope-offset.svg", sa::rope_offset_plot(table, sa::scores(query, key)(0, 0)));
 }
 
 std::string word_order_chapter(const sa::Example& example)
@@ -175,21 +147,12 @@ std::string word_order_chapter(const sa::Example& example)
     }
     const std::string positions = sa::choice_option(example, "--positions", {"none", "sinusoidal", "rope"});
     sa::Report report(example);
-    const auto features = sa::feature_labels(example.embeddings.cols());
-    report.table("Embeddings E", example.embeddings, example.tokens, features);
+    report.table("Embeddings E", example.embeddings, example.tokens, sa::feature_labels(example.embeddings.cols()));
     compare_orders(report, example, "none");
     if (positions != "none") {
         compare_orders(report, example, positions);
     }
-    //> table
-    const sa::Matrix encodings = sa::sinusoidal_encoding(10, 8);  // positions 0 to 9, d = 8
-    //< table
-    report.text("== Sinusoidal encodings on their own ==\n\n");
-    report.table("P for d = 8, frequencies 1, 1/10, 1/100, 1/1000", encodings, numbered("pos", 10),
-                 sa::feature_labels(8));
-    report.heatmap("sinusoidal.svg", {.title = "Sinusoidal encodings, d = 8", .values = encodings,
-                                      .row_labels = numbered("pos", 10), .col_labels = sa::feature_labels(8),
-                                      .row_axis = "position", .col_axis = "feature", .scale_label = "encoding"});
+    encodings_on_their_own(report);
     rotation_on_its_own(report, example);
     return report.str();
 }

@@ -1,0 +1,1 @@
+build/bin/ch12-training --seed 1

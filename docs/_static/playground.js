@@ -1,0 +1,282 @@
+/* The "Try it here" panel of a chapter page.
+ *
+ * It loads the chapter's own program, compiled to WebAssembly (_static/playground/
+ * chNN-slug.js, built from chapters/NN-slug/main.cpp and the library by
+ * docs/playground), asks it for its options and defaults, turns the reader's fields
+ * into the program's command-line arguments, runs it, and shows what it printed
+ * (stdout, or its one-line error) and the figures it wrote with --figures. All the
+ * computing, parsing and formatting is the program's; this file only collects
+ * fields and shows text and SVG. Everything comes from the book's own folder: no
+ * network, from file:// as from a server.
+ */
+(function () {
+  'use strict';
+
+  const script = document.currentScript;
+  const modules = script ? script.src.replace(/playground\.js([?#].*)?$/, 'playground/') : '_static/playground/';
+
+  // The common options, in the order of the command line's --help.
+  const COMMON = [
+    {name: '--tokens', label: 'Tokens', hint: 'names separated by ","'},
+    {name: '--embeddings', label: 'Embeddings E', hint: 'one row per token; rows ";", entries ","'},
+    {name: '--wq', label: 'W_Q', hint: 'one row per embedding feature'},
+    {name: '--wk', label: 'W_K', hint: 'one row per embedding feature'},
+    {name: '--wv', label: 'W_V', hint: 'one row per embedding feature'},
+    {name: '--causal', label: 'Causal mask', flag: true},
+    {name: '--precision', label: 'Decimals', hint: '0 to 10'},
+    {name: '--seed', label: 'Seed', hint: 'of the random experiment'},
+  ];
+
+  function element(tag, attributes, children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes || {})) {
+      if (key === 'text') node.textContent = value;
+      else node.setAttribute(key, value);
+    }
+    for (const child of children || []) node.appendChild(child);
+    return node;
+  }
+
+  // As a reader types it in a shell: quoted when it holds anything but plain characters.
+  function shellWord(word) {
+    return /^[A-Za-z0-9_\/.,=:+-]+$/.test(word) ? word : '"' + word.replace(/(["\\$`])/g, '\\$1') + '"';
+  }
+
+  // The program runs in a worker, so that the page stays usable while it computes (the
+  // experiment of chapter 3 takes seconds). The worker is made from the module's own
+  // source: a page opened from file:// may not start a worker from a file, but it may
+  // from a blob. Where no worker can start, the program runs on the page itself.
+  const WORKER_MAIN = [
+    'var ready = BookProgram();',
+    'onmessage = function (event) {',
+    '  var request = event.data;',
+    '  ready.then(function (program) {',
+    '    var reply;',
+    '    try {',
+    '      reply = {id: request.id, result: request.kind === "describe" ? program.describe() : program.run(request.args)};',
+    '    } catch (error) {',
+    '      reply = {id: request.id, error: String(error)};',
+    '    }',
+    '    postMessage(reply);',
+    '  }, function (error) { postMessage({id: request.id, error: "the program could not start: " + error}); });',
+    '};',
+  ].join('\n');
+
+  function onPage(factory) {
+    const ready = factory();
+    return {
+      call: function (kind, args) {
+        return ready.then(function (program) { return kind === 'describe' ? program.describe() : program.run(args); });
+      },
+    };
+  }
+
+  function inWorker(factory) {
+    const source = 'var _scriptDir = undefined;\nvar BookProgram = ' + factory.toString() + ';\n' + WORKER_MAIN;
+    const worker = new Worker(URL.createObjectURL(new Blob([source], {type: 'text/javascript'})));
+    const waiting = new Map();
+    let next = 0;
+    worker.onmessage = function (event) {
+      const reply = event.data;
+      const pending = waiting.get(reply.id);
+      waiting.delete(reply.id);
+      if (!pending) return;
+      if ('error' in reply) pending.reject(new Error(reply.error));
+      else pending.resolve(reply.result);
+    };
+    worker.onerror = function (event) {
+      event.preventDefault();
+      for (const pending of waiting.values()) pending.reject(new Error(event.message || 'the worker stopped'));
+      waiting.clear();
+    };
+    return {
+      call: function (kind, args) {
+        return new Promise(function (resolve, reject) {
+          const id = ++next;
+          waiting.set(id, {resolve: resolve, reject: reject});
+          worker.postMessage({id: id, kind: kind, args: args || []});
+        });
+      },
+    };
+  }
+
+  // One script per page; every panel of the page shares its program.
+  let loading = null;
+  function loadProgram(program) {
+    if (!loading) {
+      loading = new Promise(function (resolve, reject) {
+        const tag = element('script', {src: modules + program + '.js', async: 'async'});
+        tag.onload = function () {
+          if (typeof window.BookProgram !== 'function') {
+            reject(new Error('the module defines no program'));
+            return;
+          }
+          let runner;
+          try {
+            runner = inWorker(window.BookProgram);
+          } catch (error) {
+            runner = onPage(window.BookProgram);
+          }
+          resolve(runner);
+        };
+        tag.onerror = function () { reject(new Error('_static/playground/' + program + '.js could not be read')); };
+        document.head.appendChild(tag);
+      });
+    }
+    return loading;
+  }
+
+  function start(panel) {
+    const program = panel.dataset.program;
+    const started = performance.now();
+    const status = panel.querySelector('.playground-status') || element('p', {class: 'playground-status', role: 'status'});
+    status.textContent = 'Loading the chapter program...';
+    panel.dataset.state = 'loading';
+    loadProgram(program).then(function (runner) {
+      return runner.call('describe').then(function (info) { build(panel, runner, info, status, started); });
+    }).catch(function (error) {
+      panel.dataset.state = 'unavailable';
+      status.textContent = 'The chapter program could not be loaded here (' + error.message +
+        '); the command line above runs the same program.';
+    });
+  }
+
+  function build(panel, runner, info, status, started) {
+    const fields = [];
+    const grid = element('div', {class: 'playground-fields'});
+    const options = COMMON.filter(function (option) {
+      return !info.unused.includes(option.name) && (option.name !== '--seed' || info.usesSeed);
+    }).map(function (option) { return Object.assign({}, option, {defaultValue: info.defaults[option.name]}); });
+    for (const own of info.options) {
+      options.push({name: own.name, label: own.help, hint: own.value, defaultValue: own.defaultValue});
+    }
+    for (const option of options) {
+      const id = 'playground-' + option.name.replace(/^--/, '');
+      const input = option.flag
+        ? element('input', {type: 'checkbox', id: id, name: option.name})
+        : element('input', {type: 'text', id: id, name: option.name, spellcheck: 'false', autocomplete: 'off',
+                            autocapitalize: 'off', inputmode: 'text'});
+      if (option.flag) {
+        input.checked = option.defaultValue === true;
+        input.disabled = option.defaultValue === true;  // no option turns a default on again off
+      } else {
+        input.value = String(option.defaultValue);
+      }
+      input.dataset.default = String(option.defaultValue);
+      const label = element('label', {for: id}, [
+        element('span', {class: 'playground-label', text: option.label + ' '}),
+        element('code', {text: option.name}),
+      ]);
+      const hint = option.hint ? [element('span', {class: 'playground-hint', text: option.hint})] : [];
+      grid.appendChild(element('div', {class: 'playground-field' + (option.flag ? ' playground-flag' : '')},
+                               option.flag ? [input, label] : [label, input].concat(hint)));
+      fields.push({option: option, input: input});
+    }
+
+    const run = element('button', {type: 'submit', class: 'playground-run', text: 'Run'});
+    const reset = element('button', {type: 'button', class: 'playground-reset', text: "The book's example"});
+    const form = element('form', {class: 'playground-form', novalidate: 'novalidate'},
+                         [grid, element('div', {class: 'playground-actions'}, [run, reset, status])]);
+    const command = element('code', {class: 'playground-command'});
+    const output = element('pre', {class: 'playground-output', 'aria-live': 'polite'});
+    const figures = element('div', {class: 'playground-figures'});
+    panel.replaceChildren(form, element('p', {class: 'playground-command-line'},
+                                        [document.createTextNode('The same on the command line: '), command]),
+                          element('div', {class: 'highlight-text notranslate'},
+                                  [element('div', {class: 'highlight'}, [output])]),
+                          figures);
+
+    // Only what differs from the program's defaults, as a reader would type it.
+    function argumentsOf() {
+      const args = [];
+      for (const {option, input} of fields) {
+        if (option.flag) {
+          if (input.checked && option.defaultValue !== true) args.push(option.name);
+        } else if (input.value !== String(option.defaultValue)) {
+          args.push(option.name, input.value);
+        }
+      }
+      return args;
+    }
+
+    // One run at a time; a run asked for meanwhile waits, and only the latest one runs.
+    let running = false;
+    let again = false;
+    function show() {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      again = false;
+      const args = argumentsOf();
+      panel.dataset.state = 'running';
+      status.textContent = 'Running...';
+      runner.call('run', args).then(function (result) {
+        command.textContent = ['build/bin/' + info.name].concat(args.map(shellWord)).join(' ');
+        // The whole text at once: never half a table.
+        output.textContent = result.status === 0 ? result.stdout : result.stderr;
+        output.classList.toggle('playground-error', result.status !== 0);
+        if (result.status === 0) {
+          const images = Object.keys(result.figures).sort().map(function (name) {
+            const svg = result.figures[name];
+            const title = (/<title>([^<]*)<\/title>/.exec(svg) || [null, name])[1];
+            return element('figure', {class: 'playground-figure'}, [
+              element('img', {src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(svg),
+                              alt: 'Figure ' + name + ' from the numbers above: ' + title, 'data-name': name}),
+              element('figcaption', {text: name}),
+            ]);
+          });
+          figures.replaceChildren.apply(figures, images);
+          figures.classList.remove('playground-stale');
+          status.textContent = 'Exit status 0.';
+        } else {
+          figures.classList.add('playground-stale');
+          status.textContent = 'Exit status ' + result.status + ': the program refused these numbers' +
+            (figures.childElementCount ? '; the figures still show the last run that worked.' : '.');
+        }
+        panel.dataset.args = JSON.stringify(args);
+        panel.dataset.status = String(result.status);
+        panel.dataset.state = 'done';
+      }, function (error) {
+        // The program itself stopped (it never should): say so, keep the page, and load it afresh.
+        panel.dataset.state = 'crashed';
+        output.textContent = 'The program stopped unexpectedly: ' + error.message;
+        figures.classList.add('playground-stale');
+        loading = null;
+        loadProgram(panel.dataset.program).then(function (fresh) { runner = fresh; });
+      }).then(function () {
+        panel.dataset.runs = String(Number(panel.dataset.runs || 0) + 1);
+        if (!panel.dataset.firstResultMs) panel.dataset.firstResultMs = String(Math.round(performance.now() - started));
+        running = false;
+        if (again) show();
+      });
+    }
+
+    let timer = null;
+    form.addEventListener('input', function () {
+      clearTimeout(timer);
+      timer = setTimeout(show, 300);
+    });
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      clearTimeout(timer);
+      show();
+    });
+    reset.addEventListener('click', function () {
+      for (const {option, input} of fields) {
+        if (option.flag) input.checked = option.defaultValue === true;
+        else input.value = String(option.defaultValue);
+      }
+      clearTimeout(timer);
+      show();
+    });
+    show();
+  }
+
+  function startAll() {
+    document.querySelectorAll('.playground[data-program]').forEach(start);
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', startAll);
+  else startAll();
+})();

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Fuzz the command line: build tests/fuzz/parse_fuzz.cpp with clang's libFuzzer,
+# AddressSanitizer and UndefinedBehaviorSanitizer, then run it from the seed corpus
+# in tests/fuzz/corpus/ for a bounded time. The run fails on a crash, a sanitizer
+# report, or an input that breaks the one-line error contract; libFuzzer then
+# writes that input to the build folder as crash-* and prints how to replay it.
+#
+# Usage: bash tools/fuzz.sh [BUILD_DIR] [SECONDS]   (defaults: build/fuzz, 20)
+# Needs the Debian packages clang-14 and libclang-rt-14-dev (tools/packages.txt).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$root/build/fuzz}"
+seconds="${2:-20}"
+compiler="$(command -v clang++-14 || true)"
+if [[ -z "$compiler" ]]; then
+  echo "clang++-14 was not found. Install the Debian packages: apt-get install clang-14 libclang-rt-14-dev" >&2
+  exit 1
+fi
+mkdir -p "$build/corpus"
+build="$(cd "$build" && pwd)"
+sources=("$root/tests/fuzz/parse_fuzz.cpp" "$root/src/cli.cpp" "$root/src/matrix.cpp" "$root/src/example.cpp")
+fuzzer="$build/parse_fuzz"
+# Rebuild only when a source or header is newer than the fuzzer.
+if [[ ! -x "$fuzzer" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$fuzzer" \
+                                     \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
+  echo "building $fuzzer"
+  "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" "${sources[@]}" -lfmt -o "$fuzzer"
+fi
+# New inputs go to the build folder's corpus; the seeds in the source tree stay as they are.
+cd "$build"
+export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$build/corpus" "$root/tests/fuzz/corpus"

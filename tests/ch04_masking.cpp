@@ -6,16 +6,19 @@
 #include <vector>
 
 #include "masking.hpp"
+#include "worked_example.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 
+using worked::cheese;
+using worked::eats;
+using worked::mouse;
+using worked::printed;
+using worked::two_root_two;
+
 namespace {
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
-// The chapter prints three decimals; half a unit in the last place is what the print can hide.
-constexpr double printed = 0.0005;
-// 4/√2 = 2√2: every score of 4 in the worked example after scaling by √d_k = √2.
-const double two_root_two = 4.0 / std::sqrt(2.0);
 
 bool is_masked_out(double entry)
 {
@@ -89,17 +92,17 @@ TEST_CASE("apply_mask on the worked example hides the future and leaves the rest
     REQUIRE(masked.rows() == 3);
     REQUIRE(masked.cols() == 3);
     INFO("Mouse, the first token, may only use itself: [0, -inf, -inf]");
-    CHECK_THAT(masked(0, 0), WithinAbs(0.0, printed));
-    CHECK(is_masked_out(masked(0, 1)));
-    CHECK(is_masked_out(masked(0, 2)));
+    CHECK_THAT(masked(mouse, mouse), WithinAbs(0.0, printed));
+    CHECK(is_masked_out(masked(mouse, eats)));
+    CHECK(is_masked_out(masked(mouse, cheese)));
     INFO("Eats may use Mouse and itself, each scored 4/√2 = 2√2 ≈ 2.8284: [2.828, 2.828, -inf]");
-    CHECK_THAT(masked(1, 0), WithinAbs(2.82842712, printed));
-    CHECK_THAT(masked(1, 1), WithinAbs(2.82842712, printed));
-    CHECK(is_masked_out(masked(1, 2)));
+    CHECK_THAT(masked(eats, mouse), WithinAbs(2.82842712, printed));
+    CHECK_THAT(masked(eats, eats), WithinAbs(2.82842712, printed));
+    CHECK(is_masked_out(masked(eats, cheese)));
     INFO("Cheese, the last token, sees the whole sentence: its row [0, 2√2, 0] is unchanged");
-    CHECK_THAT(masked(2, 0), WithinAbs(0.0, printed));
-    CHECK_THAT(masked(2, 1), WithinAbs(2.82842712, printed));
-    CHECK_THAT(masked(2, 2), WithinAbs(0.0, printed));
+    CHECK_THAT(masked(cheese, mouse), WithinAbs(0.0, printed));
+    CHECK_THAT(masked(cheese, eats), WithinAbs(2.82842712, printed));
+    CHECK_THAT(masked(cheese, cheese), WithinAbs(0.0, printed));
     INFO("adding a mask entry of 0 changes nothing, so every unmasked score is the same double as before");
     for (std::size_t i = 0; i < 3; ++i) {
         for (std::size_t j = 0; j <= i; ++j) {
@@ -153,17 +156,17 @@ TEST_CASE("Two masks combine by applying one after the other", "[ch04]")
     const sa::Matrix both = sa::apply_mask(sa::apply_mask(worked_scaled_scores(), sa::causal_mask(3, 3)),
                                            sa::padding_mask(3, {false, true, true}));
     INFO("Mouse: its only key (itself) is padding, so the whole row is -inf");
-    CHECK(is_masked_out(both(0, 0)));
-    CHECK(is_masked_out(both(0, 1)));
-    CHECK(is_masked_out(both(0, 2)));
+    CHECK(is_masked_out(both(mouse, mouse)));
+    CHECK(is_masked_out(both(mouse, eats)));
+    CHECK(is_masked_out(both(mouse, cheese)));
     INFO("Eats keeps only itself: [-inf, 2√2, -inf]");
-    CHECK(is_masked_out(both(1, 0)));
-    CHECK_THAT(both(1, 1), WithinAbs(2.82842712, printed));
-    CHECK(is_masked_out(both(1, 2)));
+    CHECK(is_masked_out(both(eats, mouse)));
+    CHECK_THAT(both(eats, eats), WithinAbs(2.82842712, printed));
+    CHECK(is_masked_out(both(eats, cheese)));
     INFO("Cheese keeps Eats and itself: [-inf, 2√2, 0]");
-    CHECK(is_masked_out(both(2, 0)));
-    CHECK_THAT(both(2, 1), WithinAbs(2.82842712, printed));
-    CHECK_THAT(both(2, 2), WithinAbs(0.0, printed));
+    CHECK(is_masked_out(both(cheese, mouse)));
+    CHECK_THAT(both(cheese, eats), WithinAbs(2.82842712, printed));
+    CHECK_THAT(both(cheese, cheese), WithinAbs(0.0, printed));
 }
 
 TEST_CASE("apply_mask rejects a mask of another shape, naming the operation and both shapes", "[ch04]")

@@ -12,6 +12,7 @@
 
 #include "attention.hpp"
 #include "example.hpp"
+#include "hints.hpp"
 #include "masking.hpp"
 #include "random.hpp"
 #include "mixing.hpp"
@@ -19,14 +20,14 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
+#include "worked_example.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
+using worked::printed;
 
 namespace {
 
-// The program prints 3 decimals, so a printed number is within half a unit of the last place.
-constexpr double printed = 0.0005;
 constexpr double infinity = std::numeric_limits<double>::infinity();
 
 // The inputs come from the book's own SplitMix64 (src/random.hpp): its sequence is fixed
@@ -98,6 +99,27 @@ Eigen::MatrixXd reference_attention(const Eigen::MatrixXd& q, const Eigen::Matri
     return weights * v;
 }
 
+// sa::attention, with an index outside Q, K, V or M named in the hint.
+sa::Matrix attention_of(const sa::Matrix& queries, const sa::Matrix& keys, const sa::Matrix& values,
+                        const sa::Matrix& mask)
+{
+    return hints::reading("attention",
+                          {{"Q", &queries, "one row per query", "one column per feature (d_k)"},
+                           {"K", &keys, "one row per key (not transposed)", "one column per feature (d_k)"},
+                           {"V", &values, "one row per key", "one column per value feature (d_v)"},
+                           {"M", &mask, "one row per query", "one column per key"}},
+                          [&] { return sa::attention(queries, keys, values, mask); });
+}
+
+sa::Matrix attention_of(const sa::Matrix& queries, const sa::Matrix& keys, const sa::Matrix& values)
+{
+    return hints::reading("attention",
+                          {{"Q", &queries, "one row per query", "one column per feature (d_k)"},
+                           {"K", &keys, "one row per key (not transposed)", "one column per feature (d_k)"},
+                           {"V", &values, "one row per key", "one column per value feature (d_v)"}},
+                          [&] { return sa::attention(queries, keys, values); });
+}
+
 const sa::Matrix& worked_queries()
 {
     static const sa::Matrix queries = sa::project(sa::mouse_eats_cheese().embeddings, sa::mouse_eats_cheese().w_query);
@@ -118,14 +140,13 @@ const sa::Matrix& worked_values()
 
 TEST_CASE("The worked example: one call gives the outputs of chapters 2 to 6", "[ch07]")
 {
-    const sa::Matrix outputs = sa::attention(worked_queries(), worked_keys(), worked_values());
+    const sa::Matrix outputs = attention_of(worked_queries(), worked_keys(), worked_values());
     REQUIRE(outputs.rows() == 3);
     REQUIRE(outputs.cols() == 2);
     // Mouse asks q = [0,2]; against k_Mouse = k_Cheese = [2,0] it scores 0, against
     // k_Eats = [1,2] it scores 4, which scales to 4/√2 = 2√2 ≈ 2.828.
-    const double big = std::exp(2.0 * std::sqrt(2.0));  // e^(2√2) ≈ 16.919
-    const double small_weight = 1.0 / (2.0 + big);      // ≈ 0.053
-    const double big_weight = big / (2.0 + big);        // ≈ 0.894
+    const double small_weight = worked::small_weight;  // 1/(2 + e^(2√2)) ≈ 0.053
+    const double big_weight = worked::big_weight;      // e^(2√2)/(2 + e^(2√2)) ≈ 0.894
     INFO("Mouse = 0.053·[2,0] + 0.894·[1,2] + 0.053·[2,0] = [4·0.053 + 0.894, 2·0.894] ≈ [1.106, 1.789]");
     CHECK_THAT(outputs(0, 0), WithinAbs(4.0 * small_weight + big_weight, 1e-12));
     CHECK_THAT(outputs(0, 0), WithinAbs(1.106, printed));
@@ -147,7 +168,7 @@ TEST_CASE("The worked example: the intermediate matrices the program prints", "[
     const double expected_scores[3][3] = {{0, 4, 0}, {4, 4, 4}, {0, 4, 0}};
     for (std::size_t i = 0; i < 3; ++i) {
         for (std::size_t j = 0; j < 3; ++j) {
-            INFO("S(" << i << "," << j << "): q_Mouse = q_Cheese = [0,2] meets only k_Eats = [1,2] (0·1 + 2·2 = 4); "
+            INFO("row " << worked::token_names[i] << ", column " << worked::token_names[j] << ": q_Mouse = q_Cheese = [0,2] meets only k_Eats = [1,2] (0·1 + 2·2 = 4); "
                       "q_Eats = [2,1] scores 2·2 = 4 against [2,0] and 2·1 + 1·2 = 4 against [1,2]");
             CHECK_THAT(raw(i, j), WithinAbs(expected_scores[i][j], printed));
             INFO("scaled: 4/√2 = 2√2 ≈ 2.828, 0 stays 0");
@@ -163,8 +184,8 @@ TEST_CASE("The worked example: the intermediate matrices the program prints", "[
 TEST_CASE("The worked example under the causal mask", "[ch07]")
 {
     const sa::Matrix mask = sa::causal_mask(3, 3);
-    const sa::Matrix outputs = sa::attention(worked_queries(), worked_keys(), worked_values(), mask);
-    const sa::Matrix unmasked = sa::attention(worked_queries(), worked_keys(), worked_values());
+    const sa::Matrix outputs = attention_of(worked_queries(), worked_keys(), worked_values(), mask);
+    const sa::Matrix unmasked = attention_of(worked_queries(), worked_keys(), worked_values());
     INFO("Mouse may only see itself: weight 1 on v_Mouse = [2,0]");
     CHECK_THAT(outputs(0, 0), WithinAbs(2.0, printed));
     CHECK_THAT(outputs(0, 1), WithinAbs(0.0, printed));
@@ -190,10 +211,10 @@ TEST_CASE("One call equals the five steps bit for bit", "[ch07]")
         sa::mix(sa::softmax_rows(sa::apply_mask(sa::scale(sa::scores(in.queries, in.keys), in.queries.cols()), mask)),
                 in.values);
     INFO("seed " << seed << (causal ? ", causal" : "") << ": attention runs the same steps in the same order");
-    CHECK(sa::attention(in.queries, in.keys, in.values, mask) == steps);
+    CHECK(attention_of(in.queries, in.keys, in.values, mask) == steps);
     if (!causal) {
         INFO("without a mask, the three-argument overload is the same as an all-zero mask");
-        CHECK(sa::attention(in.queries, in.keys, in.values) == steps);
+        CHECK(attention_of(in.queries, in.keys, in.values) == steps);
     }
 }
 
@@ -214,8 +235,8 @@ TEST_CASE("Without a mask, permuting the tokens permutes the outputs the same wa
         copy_row(in.keys, order[i], permuted.keys, i);
         copy_row(in.values, order[i], permuted.values, i);
     }
-    const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values);
-    const sa::Matrix permuted_outputs = sa::attention(permuted.queries, permuted.keys, permuted.values);
+    const sa::Matrix outputs = attention_of(in.queries, in.keys, in.values);
+    const sa::Matrix permuted_outputs = attention_of(permuted.queries, permuted.keys, permuted.values);
     for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t d = 0; d < outputs.cols(); ++d) {
             INFO("seed " << seed << ": token " << order[i] << " moved to position " << i
@@ -239,8 +260,8 @@ TEST_CASE("With the causal mask, a later token cannot change an earlier output",
     copy_row(replacement.keys, 0, altered.keys, changed);
     copy_row(replacement.values, 0, altered.values, changed);
     const sa::Matrix mask = sa::causal_mask(n, n);
-    const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values, mask);
-    const sa::Matrix altered_outputs = sa::attention(altered.queries, altered.keys, altered.values, mask);
+    const sa::Matrix outputs = attention_of(in.queries, in.keys, in.values, mask);
+    const sa::Matrix altered_outputs = attention_of(altered.queries, altered.keys, altered.values, mask);
     for (std::size_t i = 0; i < changed; ++i) {
         INFO("seed " << seed << ": token " << changed << " changed; row " << i
                      << " gives it the score -inf, so weight exactly 0, and adding 0·v changes no bit");
@@ -255,7 +276,7 @@ TEST_CASE("With the causal mask, a nan key of a later token does not reach an ea
     const sa::Matrix queries{{0, 2}, {2, 1}, {0, 2}};
     const sa::Matrix keys{{2, 0}, {1, 2}, {nan, infinity}};
     const sa::Matrix values{{2, 0}, {1, 2}, {2, 0}};
-    const sa::Matrix outputs = sa::attention(queries, keys, values, sa::causal_mask(3, 3));
+    const sa::Matrix outputs = attention_of(queries, keys, values, sa::causal_mask(3, 3));
     INFO("rows 0 and 1 cannot see Cheese: its nan scores are set to -inf, so its weight is exactly 0");
     CHECK(outputs(0, 0) == 2.0);
     CHECK(outputs(0, 1) == 0.0);
@@ -271,12 +292,12 @@ TEST_CASE("A nan value is never hidden, not by a mask and not by a weight that u
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     INFO("scores 1600/√2 and 0: e^(0 - 1131) underflows to exactly 0, yet key 1 is visible and its value is nan");
-    const sa::Matrix unmasked = sa::attention(sa::Matrix{{40, 0}}, sa::Matrix{{40, 0}, {0, 0}},
+    const sa::Matrix unmasked = attention_of(sa::Matrix{{40, 0}}, sa::Matrix{{40, 0}, {0, 0}},
                                               sa::Matrix{{1, 1}, {nan, nan}});
     CHECK(std::isnan(unmasked(0, 0)));
     CHECK(std::isnan(unmasked(0, 1)));
     INFO("under the causal mask row 0 cannot see key 1, but 0·nan is still nan: the nan shows rather than hides");
-    const sa::Matrix masked = sa::attention(sa::Matrix{{1, 0}, {0, 1}}, sa::Matrix{{1, 0}, {0, 1}},
+    const sa::Matrix masked = attention_of(sa::Matrix{{1, 0}, {0, 1}}, sa::Matrix{{1, 0}, {0, 1}},
                                             sa::Matrix{{1, 1}, {nan, nan}}, sa::causal_mask(2, 2));
     CHECK(std::isnan(masked(0, 0)));
     CHECK(std::isnan(masked(1, 0)));
@@ -294,7 +315,7 @@ TEST_CASE("sa::attention agrees with an Eigen reference written from the formula
     sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
     const Inputs in = random_inputs(generator, shape.n, shape.m, shape.d_k, shape.d_v);
     const sa::Matrix mask = shape.causal ? sa::causal_mask(shape.n, shape.m) : sa::Matrix(shape.n, shape.m, 0.0);
-    const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values, mask);
+    const sa::Matrix outputs = attention_of(in.queries, in.keys, in.values, mask);
     const Eigen::MatrixXd expected =
         reference_attention(to_eigen(in.queries), to_eigen(in.keys), to_eigen(in.values), to_eigen(mask));
     REQUIRE(outputs.rows() == shape.n);
@@ -322,8 +343,8 @@ TEST_CASE("A fully masked row gives zeros, not NaN, and leaves the other rows al
     for (std::size_t j = 0; j < m; ++j) {
         mask(blind, j) = -infinity;
     }
-    const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values, mask);
-    const sa::Matrix unmasked = sa::attention(in.queries, in.keys, in.values);
+    const sa::Matrix outputs = attention_of(in.queries, in.keys, in.values, mask);
+    const sa::Matrix unmasked = attention_of(in.queries, in.keys, in.values);
     for (std::size_t i = 0; i < n; ++i) {
         if (i == blind) {
             INFO("seed " << seed << ": row " << i << " may use no key: its weights are all 0, so its output is 0·V = 0");
@@ -342,7 +363,7 @@ TEST_CASE("A padding mask with no real key gives all-zero outputs", "[ch07]")
 {
     sa::SplitMix64 generator(7);
     const Inputs in = random_inputs(generator, 3, 4, 2, 2);
-    const sa::Matrix outputs = sa::attention(in.queries, in.keys, in.values, sa::padding_mask(3, {false, false, false, false}));
+    const sa::Matrix outputs = attention_of(in.queries, in.keys, in.values, sa::padding_mask(3, {false, false, false, false}));
     INFO("every key is padding: no query has anything to attend to, and the answer is 0, never NaN");
     CHECK(outputs == sa::Matrix(3, 2, 0.0));
 }
@@ -354,7 +375,7 @@ TEST_CASE("A NaN in the inputs shows up as NaN in the outputs it reaches", "[ch0
     const std::size_t n = 3;
     const std::size_t m = 4;
     const Inputs in = random_inputs(generator, n, m, 2, 3);
-    const sa::Matrix clean = sa::attention(in.queries, in.keys, in.values);
+    const sa::Matrix clean = attention_of(in.queries, in.keys, in.values);
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const std::size_t query = below(generator, n);
     const std::size_t key = below(generator, m);
@@ -364,7 +385,7 @@ TEST_CASE("A NaN in the inputs shows up as NaN in the outputs it reaches", "[ch0
     {
         Inputs broken = in;
         broken.queries(query, 1) = nan;
-        const sa::Matrix outputs = sa::attention(broken.queries, broken.keys, broken.values);
+        const sa::Matrix outputs = attention_of(broken.queries, broken.keys, broken.values);
         for (std::size_t i = 0; i < n; ++i) {
             for (std::size_t d = 0; d < outputs.cols(); ++d) {
                 INFO("seed " << seed << ": q_" << query << " is NaN, so all its scores and weights are NaN");
@@ -380,7 +401,7 @@ TEST_CASE("A NaN in the inputs shows up as NaN in the outputs it reaches", "[ch0
     {
         Inputs broken = in;
         broken.keys(key, 0) = nan;
-        const sa::Matrix outputs = sa::attention(broken.queries, broken.keys, broken.values);
+        const sa::Matrix outputs = attention_of(broken.queries, broken.keys, broken.values);
         for (std::size_t i = 0; i < n; ++i) {
             for (std::size_t d = 0; d < outputs.cols(); ++d) {
                 INFO("seed " << seed << ": k_" << key << " is NaN, so score (" << i << "," << key
@@ -393,7 +414,7 @@ TEST_CASE("A NaN in the inputs shows up as NaN in the outputs it reaches", "[ch0
     {
         Inputs broken = in;
         broken.values(key, feature) = nan;
-        const sa::Matrix outputs = sa::attention(broken.queries, broken.keys, broken.values);
+        const sa::Matrix outputs = attention_of(broken.queries, broken.keys, broken.values);
         for (std::size_t i = 0; i < n; ++i) {
             for (std::size_t d = 0; d < outputs.cols(); ++d) {
                 INFO("seed " << seed << ": v_" << key << " feature " << feature

@@ -5,19 +5,22 @@
 #include <cstdint>
 
 #include "attention.hpp"
+#include "attention_weights.hpp"
+#include "hints.hpp"
 #include "masking.hpp"
+#include "mixing.hpp"
 #include "projection.hpp"
 #include "random.hpp"
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
+#include "worked_example.hpp"
 
+using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
+using worked::printed;
 
 namespace {
-
-// The program prints 3 decimals, so a printed number is within half a unit of the last place.
-constexpr double printed = 0.0005;
 
 // The chapter's example, "Cat chases mouse", written out again here so that the test
 // states its own inputs: Cat [2,0], Chases [1,1], Mouse [0,2]; W_Q = I.
@@ -31,15 +34,26 @@ const sa::Matrix new_w_key = identity;          // each key is the embedding its
 // The three weights of Cat's row. Cat asks q = [2,0]; against the keys [0,2], [1,1], [2,0]
 // it scores 0, 2 and 4, scaled by √2 to 0, √2 and 2√2.
 const double e_root2 = std::exp(std::sqrt(2.0));         // ≈ 4.113
-const double e_2root2 = std::exp(2.0 * std::sqrt(2.0));  // ≈ 16.919
+const double e_2root2 = worked::e_two_root_two;         // ≈ 16.919
 const double total = 1.0 + e_root2 + e_2root2;
 const double a = 1.0 / total;       // ≈ 0.045, on the token scored 0
 const double b = e_root2 / total;   // ≈ 0.187, on the token scored 2
 const double c = e_2root2 / total;  // ≈ 0.768, on the token scored 4
 
+// sa::attention_weights, with an index outside Q, K or M named in the hint.
+sa::Matrix weights_of(const sa::Matrix& queries, const sa::Matrix& keys, const sa::Matrix& mask)
+{
+    return hints::reading("attention_weights",
+                          {{"Q", &queries, "one row per query", "one column per feature (d_k)"},
+                           {"K", &keys, "one row per key (not transposed)", "one column per feature (d_k)"},
+                           {"M", &mask, "one row per query", "one column per key"}},
+                          [&] { return sa::attention_weights(queries, keys, mask); });
+}
+
+// Without a mask: every query may use every key.
 sa::Matrix weights_of(const sa::Matrix& queries, const sa::Matrix& keys)
 {
-    return sa::softmax_rows(sa::scale(sa::scores(queries, keys), keys.cols()));
+    return weights_of(queries, keys, sa::Matrix(queries.rows(), keys.rows(), 0.0));
 }
 
 void check_row(const sa::Matrix& matrix, std::size_t row, std::initializer_list<double> expected, double tolerance)
@@ -66,7 +80,7 @@ TEST_CASE("The same embedding gets one set of coordinates to be found and anothe
     check_row(values, 1, {1, 3}, printed);
     check_row(values, 2, {0, 6}, printed);
     for (std::size_t token = 0; token < 3; ++token) {
-        INFO("token " << token << ": its key and its value differ");
+        INFO((token == 0 ? "Cat" : token == 1 ? "Chases" : "Mouse") << ": its key and its value differ");
         CHECK_FALSE((keys(token, 0) == values(token, 0) && keys(token, 1) == values(token, 1)));
     }
 }
@@ -178,4 +192,59 @@ TEST_CASE("The outputs are linear in the values, whatever the keys decided", "[c
             CHECK_THAT(out_sum(i, d), WithinAbs(out_first(i, d) + out_second(i, d), 1e-12));
         }
     }
+}
+
+TEST_CASE("attention_weights is the first four steps, and attention blends V with exactly these weights", "[ch08]")
+{
+    const auto seed = GENERATE(range(1, 11));
+    const bool causal = GENERATE(false, true);
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(seed));
+    const std::size_t n = 1 + static_cast<std::size_t>(generator.next() % 5);
+    const std::size_t m = causal ? n : 1 + static_cast<std::size_t>(generator.next() % 5);
+    const sa::Matrix queries = sa::random_matrix(n, 3, generator);
+    const sa::Matrix keys = sa::random_matrix(m, 3, generator);
+    const sa::Matrix values = sa::random_matrix(m, 2, generator);
+    const sa::Matrix mask = causal ? sa::causal_mask(n, m) : sa::Matrix(n, m, 0.0);
+    const sa::Matrix weights = weights_of(queries, keys, mask);
+    INFO("seed " << seed << (causal ? ", causal" : "") << ": Q " << n << "×3, K " << m
+                 << "×3, so A = softmax(Q·Kᵀ/√3 + M) is " << n << "×" << m << ", the steps in the order of chapter 7");
+    REQUIRE(weights.rows() == n);
+    REQUIRE(weights.cols() == m);
+    CHECK(weights == sa::softmax_rows(sa::apply_mask(sa::scale(sa::scores(queries, keys), 3), mask)));
+    INFO("seed " << seed << ": attention(Q, K, V, M) = A·V with the same A, bit for bit; V (" << m
+                 << "×2, d_v ≠ d_k) enters only here");
+    CHECK(sa::attention(queries, keys, values, mask) == sa::mix(weights, values));
+}
+
+TEST_CASE("A W_V chosen for a given output delivers it, and the weights do not move", "[ch08]")
+{
+    // Cat's weights [a, b, c] are fixed by Q and K. Its output is [a, b, c]·E·W_V =
+    // [2a + b, b + 2c]·W_V, so a diagonal W_V = diag(t1/(2a + b), t2/(b + 2c)) delivers any
+    // target t = [t1, t2]: here Cat's output is to be [1, 1].
+    const sa::Matrix queries = sa::project(embeddings, identity);
+    const sa::Matrix keys = sa::project(embeddings, w_key);
+    const sa::Matrix weights = weights_of(queries, keys);
+    INFO("Cat's row, from Q and K alone: [1, e^√2, e^2√2]/sum ≈ [0.045, 0.187, 0.768]");
+    check_row(weights, 0, {a, b, c}, 1e-12);
+    const double first = weights(0, 0) * 2 + weights(0, 1);   // Cat's blend of the embeddings' first feature
+    const double second = weights(0, 1) + weights(0, 2) * 2;  // and of the second
+    const sa::Matrix chosen_w_value{{1.0 / first, 0}, {0, 1.0 / second}};
+    const sa::Matrix values = sa::project(embeddings, chosen_w_value);
+    INFO("the weights are the same bit for bit: W_V is not an input of attention_weights");
+    CHECK(weights_of(queries, keys) == weights);
+    const sa::Matrix outputs = sa::attention(queries, keys, values);
+    INFO("Cat's output = [2a + b, b + 2c]·diag(1/(2a + b), 1/(b + 2c)) = [1, 1]");
+    check_row(outputs, 0, {1.0, 1.0}, 1e-12);
+}
+
+TEST_CASE("attention_weights rejects a mask of the wrong shape, and a Q and K of different widths", "[ch08]")
+{
+    const sa::Matrix queries(3, 2, 1.0);
+    const sa::Matrix keys(4, 2, 1.0);
+    INFO("3 queries and 4 keys need a 3×4 mask: one row per query, one column per key");
+    CHECK_THROWS_AS(sa::attention_weights(queries, keys, sa::Matrix(4, 3, 0.0)), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::attention_weights(queries, keys, sa::Matrix(4, 3, 0.0)),
+                      Contains("attention_weights") && Contains("mask is 4×3") && Contains("3×4"));
+    INFO("Q is 3×2 but K is 4×3: a query and a key must have the same width d_k to be dotted");
+    CHECK_THROWS_AS(sa::attention_weights(queries, sa::Matrix(4, 3, 1.0), sa::Matrix(3, 4, 0.0)), sa::ShapeError);
 }

@@ -7,13 +7,11 @@
 
 #include "experiment.hpp"
 #include "random.hpp"
+#include "worked_example.hpp"
 
 using Catch::Matchers::WithinAbs;
 
-namespace {
-// Chapter 3 prints 3 decimals: a printed number is within half a unit of the last digit.
-constexpr double printed = 0.0005;
-}  // namespace
+using worked::printed;
 
 TEST_CASE("SplitMix64 gives the published sequence, the same on every machine", "[experiment]")
 {

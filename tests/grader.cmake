@@ -1,14 +1,16 @@
 # The grader's own tests (tools/learn, label "grader"): the untouched stubs score 0, the
 # reference solutions score full marks, a seeded bug fails exactly the chapters that
-# depend on it, crashes and compile errors are reported, init keeps the learner's work,
-# and the points table in docs/how-to-use.rst matches the tests.
+# depend on it and every failing check can be seen with its hint, hints name matrices and
+# tokens, crashes, endless loops and compile errors fail only what they reach, init keeps
+# the learner's work, run shows where the output differs, and the points table in
+# docs/how-to-use.rst matches the tests (tools/test_grader.py lists the scenarios).
 # The grading scenarios share one workspace and one build folder (the first one builds
 # the tests, the others rebuild only what they change), so they never run at the same time.
 if(BOOK_WORKSPACE)
   return()  # a learner's grading build does not test the grader
 endif()
 set(grader_dir "${CMAKE_BINARY_DIR}/grader")
-foreach(scenario IN ITEMS stubs solutions seeded-bug crash compile-error)
+foreach(scenario IN ITEMS stubs solutions seeded-bug hints crash compile-error)
   add_test(NAME grader.${scenario}
            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                    --workspace "${grader_dir}/workspace" --build "${grader_dir}/build")

@@ -9,24 +9,29 @@ Every step function in src/ holds its reference solution between two markers:
 `init` copies each such file into workspace/ with every solution region replaced by a
 stub that throws sa::NotImplemented("not implemented yet: scores, see chapter 2,
 Scores"), so the stubs are generated from the reference and cannot drift from it.
-`grade` builds the library from the workspace (CMake's BOOK_WORKSPACE mode, in a build
-folder of its own, so only what changed is rebuilt), runs every Catch2 test case in a
-process of its own (a crash or an endless loop fails that check and nothing else) and
-prints one row per chapter with points, a status and a hint for the first failing check.
+`grade` builds the tests against a copy of the workspace (CMake's BOOK_WORKSPACE mode,
+in build/grade/), lets CTest run every Catch2 test case in a process of its own with a
+time limit, reads each case's result from the XML report Catch2 writes for it, and
+prints one row per chapter with points, a status and a hint for each failing check.
+A file that does not compile is graded as its stubs, so it fails only the chapters
+that need it. A check may run for 3 s (one tagged [slow], 12 s); each check stopped is
+named as it happens.
 
 Run it as tools/learn COMMAND; tools/learn --help lists the commands.
 """
 import argparse
-import concurrent.futures
 import datetime
+import difflib
+import json
 import os
+import queue
 import re
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
@@ -40,6 +45,7 @@ HOW_TO_USE = ROOT / "docs" / "how-to-use.rst"
 DEFAULT_WORKSPACE = ROOT / "workspace"
 DEFAULT_GRADE_BUILD = ROOT / "build" / "grade"
 BACKUP_FOLDER = ".backup"
+RESULTS_FILE = "last-grade.json"  # in the grading build: what `list` shows for each check
 
 SOLUTION_BEGIN = re.compile(
     r"^(?P<indent>[ \t]*)//\s*BEGIN SOLUTION\s+(?P<name>[A-Za-z_]\w*)\s*:\s*"
@@ -348,102 +354,185 @@ def first_errors(output, limit=25):
         if re.search(r"(: error:|: fatal error:|undefined reference|CMake Error|No rule to make target)", line):
             picked.append(line)
             for follow in lines[index + 1:index + 8]:
-                if re.match(r"^(\s|\d+\s*\|)", follow) and "***" not in follow:
-                    picked.append(follow)
-                else:
+                if not re.match(r"^(\s|\d+\s*\|)", follow) or "***" in follow:
                     break
+                picked.append(follow)
         if len(picked) >= limit:
             break
-    if not picked:
-        picked = [line for line in lines if "***" not in line][-limit:]
-    return "\n".join(picked[:limit])
+    return "\n".join((picked or [line for line in lines if "***" not in line][-limit:])[:limit])
 
 
-# Optimized, so that the experiments in the tests run in about a second, but with
+class BuildFailed(Exception):
+    def __init__(self, summary, output):
+        super().__init__(summary)
+        self.summary = summary
+        self.output = output
+
+
+# Optimized, so that the experiments in the tests run in well under a second, but with
 # assert() still on for learners who use it.
 GRADE_SETTINGS = {"BOOK_DOCS": "OFF", "BOOK_WERROR": "ON", "CMAKE_BUILD_TYPE": "Release",
                   "CMAKE_CXX_FLAGS_RELEASE": "-O2"}
 
 
-def configure(workspace, build, first_time="the first build compiles the tests, which takes a few minutes"):
-    """Configure the grading build once; CMake itself notices later changes to the sources."""
-    workspace = workspace.resolve()
-    wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(workspace))
+def configure(sources, build, first_time="the first build compiles the tests, which takes about a minute"):
+    """Configure a build of the library from `sources` once; CMake notices later changes itself."""
+    wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()))
     cache = build / "CMakeCache.txt"
     if cache.exists():
-        text = cache.read_text(encoding="utf-8", errors="replace")
-        configured = dict(re.findall(r"^(\w+):\w+=(.*)$", text, re.M))
+        configured = dict(re.findall(r"^(\w+):\w+=(.*)$", cache.read_text(encoding="utf-8", errors="replace"), re.M))
         if all(configured.get(name) == value for name, value in wanted.items()):
             return
-    print(f"Configuring {relative(build)} for {relative(workspace)} (once; {first_time})...", flush=True)
-    # Ninja (Debian's ninja-build), where installed, checks an unchanged build in
-    # milliseconds where make takes a second or two; a build folder keeps its generator.
+    print(f"Configuring {relative(build)} (once; {first_time})...", flush=True)
+    # Ninja, where installed, checks an unchanged build in milliseconds where make takes
+    # a second or two; a build folder keeps its generator.
     generator = ["-G", "Ninja"] if not cache.exists() and shutil.which("ninja") else []
     result = run_quietly(["cmake", "-S", str(ROOT), "-B", str(build), *generator,
                           *(f"-D{name}={value}" for name, value in wanted.items())])
     if result.returncode != 0:
-        raise BuildFailed("CMake could not configure the build", first_errors(result.stdout))
+        raise BuildFailed("CMake could not configure the build", result.stdout)
 
 
-class BuildFailed(Exception):
-    def __init__(self, summary, details):
-        super().__init__(summary)
-        self.summary = summary
-        self.details = details
+def copy_sources(workspace, sources, stubbed=()):
+    """The workspace as the build sees it: the files in `stubbed` as their stubs, the others as
+    the learner wrote them. Only changed files are written, so only they are rebuilt."""
+    for name, parts in exercise_files().items():
+        text = stub_text(parts) if name in stubbed else (workspace / name).read_text(encoding="utf-8")
+        write_if_changed(sources / name, text)
 
 
-def build_targets(build, targets, jobs):
-    command = ["cmake", "--build", str(build), "--parallel", str(jobs), "--target", *targets]
-    result = run_quietly(command)
-    if result.returncode != 0:
-        raise BuildFailed("the build failed", first_errors(result.stdout))
+def build_workspace(workspace, build, targets, jobs, sources=None):
+    """Build `targets` from the workspace. A file that does not compile is built as its stubs
+    instead, so that it fails only the checks that need it. Returns (the files that did not
+    compile, the compiler's errors with the learner's paths); raises BuildFailed if even
+    that does not build."""
+    sources = sources or build / "sources"
+    broken, errors = [], ""
+    while True:
+        copy_sources(workspace, sources, broken)
+        configure(sources, build)
+        result = run_quietly(["cmake", "--build", str(build), "--parallel", str(jobs), "--target", *targets])
+        output = result.stdout.replace(str(sources.resolve()) + "/", relative(workspace) + "/")
+        if result.returncode == 0:
+            return broken, errors
+        errors = errors or first_errors(output)
+        failed = set(re.findall(re.escape(relative(workspace)) + r"/([\w.-]+\.cpp):\d+:(?:\d+:)? (?:fatal )?error",
+                                output)) - set(broken)
+        if not failed:
+            raise BuildFailed("the build failed", errors if broken else first_errors(output))
+        broken += sorted(failed)
 
 
 # --------------------------------------------------------------------------------------
-# Running the checks
-
-
-def catch_escape(name):
-    """A test case name as a Catch2 test spec that matches exactly that name."""
-    return "".join("\\" + ch if ch in '\\,[]"~*' else ch for ch in name)
-
-
-def signal_name(code):
-    try:
-        return signal.Signals(code).name
-    except ValueError:
-        return f"signal {code}"
-
+# Running the checks: CTest runs each Catch2 test case in a process of its own, with a
+# time limit; Catch2 writes an XML report for each (catch_discover_tests REPORTER xml in
+# the root CMakeLists.txt, in BOOK_WORKSPACE mode), and the grader reads the reports.
 
 # A test case of a chapter file that checks the book's support code (random numbers, the
 # experiment's statistics) rather than a step the learner writes is tagged [support]: it
 # runs in CTest like any other, but the grader gives it no points.
 UNGRADED_TAG = "[support]"
+SLOW = 2.0  # seconds after which a running check is named, so that a hang is never silent
+SLOW_TAG, SLOW_FACTOR = "[slow]", 4  # a check tagged [slow] may run 4 times as long as the others
 
 
-def list_cases(executable):
-    """The names of the graded test cases, in the order the file declares them."""
-    result = run_quietly([str(executable), "~" + UNGRADED_TAG, "--list-test-names-only"], timeout=60)
+def list_cases(executable, spec=""):
+    """The names of the graded test cases (those matching a Catch2 test spec such as "[slow]"),
+    in the order the file declares them."""
+    result = run_quietly([str(executable), f"~{UNGRADED_TAG}{spec}", "--list-test-names-only"], timeout=60)
     if result.returncode < 0:
         raise BuildFailed(f"{executable.name} crashed while listing its tests", result.stdout[-2000:])
     return [line for line in result.stdout.splitlines() if line.strip()]
 
 
-@dataclass
-class Check:
-    name: str
-    passed: bool = False
-    not_implemented: bool = False
-    hint: str = ""
+def report_paths(build):
+    """{(test file stem, case name): (CTest test name, the path of the XML report its Catch2 run writes)}."""
+    shown = run_quietly(["ctest", "--test-dir", str(build), "-N", "--show-only=json-v1"])
+    paths = {}
+    for test in json.loads(shown.stdout or "{}").get("tests", []):
+        stem, _colon, case = test["name"].partition(":")  # catch_discover_tests' TEST_PREFIX "stem: "
+        for argument in test.get("command") or []:
+            if argument.startswith("--out "):
+                paths[(stem, case.strip())] = (test["name"], Path(argument[len("--out "):]))
+    return paths
+
+
+def shown(test):
+    """A CTest test name as the learner knows it: "chapter 2: Scores of the worked example"."""
+    stem, _colon, case = test.partition(":")
+    return f"chapter {int(stem[2:4])}: {case.strip()}" if re.match(r"ch\d\d_", stem) else test
+
+
+def ctest_regex(tests):
+    """A CTest regular expression that matches exactly these test names."""
+    return "^(" + "|".join(re.sub(r"([][\\^$.*+?()|])", r"\\\1", test) for test in tests) + ")$"
+
+
+def run_ctest(build, tests, timeout, jobs):
+    """Run the named CTest tests; returns {CTest name: how it ended}, where "timeout" and
+    "crashed" are what CTest saw, and prints progress while it runs."""
+    if not tests:
+        return {}
+    command = ["ctest", "--test-dir", str(build), "-R", ctest_regex(tests), "--timeout", f"{timeout:g}",
+               "-j", str(jobs)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)],
+                     daemon=True).start()
+    names, running, ended, named = {}, {}, {}, set()
+    while True:
+        try:
+            line = lines.get(timeout=0.25)
+        except queue.Empty:
+            line = ""
+        if line is None:
+            break
+        started = re.match(r"^\s*Start\s+(\d+): (.*?)\s*$", line)
+        finished = re.match(r"^\s*\d+/\d+ Test\s+#(\d+): ", line)
+        if started:
+            names[started[1]] = started[2]
+            running[started[1]] = time.monotonic()
+        elif finished:
+            running.pop(finished[1], None)
+            name = names.get(finished[1], "")
+            ended[name] = "timeout" if "Timeout" in line else "crashed" if re.search(r"Exception|aborted", line) \
+                else "ran"
+            if ended[name] == "timeout":
+                print(f"  stopped after {timeout:g} s (an endless loop?): {shown(name)}", flush=True)
+        for number, since in running.items():  # with a long time limit, a hang is named before it ends
+            if timeout > 2 * SLOW and number not in named and time.monotonic() - since > SLOW:
+                named.add(number)
+                print(f"  still running after {SLOW:g} s (stops at {timeout:g} s): {shown(names[number])}", flush=True)
+    process.wait()
+    return ended
+
+
+def read_report(path):
+    """The root of Catch2's XML report, even when a crash cut the file short."""
+    try:
+        data = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    parser = ElementTree.XMLPullParser(events=("start",))
+    root = None
+    try:
+        parser.feed(data)
+    except ElementTree.ParseError:
+        pass
+    try:
+        for _event, element in parser.read_events():
+            root = element if root is None else root
+    except ElementTree.ParseError:
+        pass
+    return root
 
 
 def number(text, digits=6):
     """Catch2 prints doubles with 17 digits; show them as a person would write them."""
-    text = text.strip()
     try:
-        value = float(text)
+        value = float(text.strip())
     except ValueError:
-        return text
+        return text.strip()
     if value != value or value in (float("inf"), float("-inf")):
         return {"nan": "NaN", "inf": "inf", "-inf": "-inf"}[str(value)]
     if value == int(value) and abs(value) < 1e15:
@@ -460,102 +549,50 @@ def numbers(expected, got):
     return shown
 
 
-def top_level_split(text):
-    """Split "a(1, 2), Matcher(x, y)" at its first comma outside brackets."""
-    depth = 0
-    quoted = False
-    for index, ch in enumerate(text):
-        if ch == '"' and (index == 0 or text[index - 1] != "\\"):
-            quoted = not quoted
-        elif not quoted and ch in "([{<":
-            depth += 1
-        elif not quoted and ch in ")]}>" and depth:
-            depth -= 1
-        elif not quoted and ch == "," and depth == 0:
-            return text[:index].strip(), text[index + 1:].strip()
-    return text.strip(), ""
-
-
 def describe_failure(element, infos):
-    """One sentence for a failed <Expression>, <Exception>, <Failure> or <FatalErrorCondition>."""
-    # INFO messages stay in scope until their block ends; the last one is about this check.
+    """One sentence for a failed check: what was checked, what was expected, what came out, why.
+    The last INFO message in scope says why, in the chapter's own words (an INFO stays in
+    scope until its block ends, so the earlier ones are about earlier checks)."""
     why = f" ({infos[-1]})" if infos else ""
-    tag = element.tag
-    if tag == "FatalErrorCondition":
-        return f"crashed: {(element.text or '').strip()}{why}"
-    if tag in ("Exception", "Failure"):
-        return f"threw an exception: {(element.text or '').strip()}{why}"
-    macro = element.get("type", "")
     original = (element.findtext("Original") or "").strip()
     expanded = (element.findtext("Expanded") or "").strip()
-    exception = element.find("Exception")
-    fatal = element.find("FatalErrorCondition")
-    if fatal is not None:
-        where = "" if original.startswith("{Unknown") else f" in {original}"
-        return f"crashed{where}: {(fatal.text or '').strip()}{why}"
+    inner = element.find("Exception")
+    if inner is None:
+        inner = element.find("FatalErrorCondition")
+    if element.tag in ("Exception", "Failure", "FatalErrorCondition"):
+        inner = element
+    if inner is not None:
+        text = (inner.text or "").strip()
+        what = "crashed" if inner.tag == "FatalErrorCondition" else "threw"
+        macro = element.get("type", "")
+        if "THROWS" in macro and inner.tag == "Exception":  # CHECK_THROWS_AS(call, Type), CHECK_NOTHROW(call)
+            call, _comma, wanted = original.rpartition(", ") if "THROWS_AS" in macro else (original, "", "")
+            wanted = "not throw" if "NOTHROW" in macro else f"throw {wanted}" if wanted else "throw another error"
+            return f"{call}: expected to {wanted}{why}, but it threw \"{text}\""
+        if text.startswith("matrix index ("):  # sa::Matrix's own message, from a step the test does not wrap
+            text += " (a row and a column index swapped, e.g. a missing transpose, or a loop bound from the wrong size)"
+        where = f"{original}: " if original and not original.startswith("{Unknown") else ""
+        return f"{where}{what} \"{text}\"{why}" if what == "threw" else f"{where}crashed: {text}{why}"
+    macro = element.get("type", "")
+    actual = re.split(r",\s*(?=\w+\()", original, maxsplit=1)[0] if "THAT" in macro else original
+    within = re.fullmatch(r"(.*) is within (.*) of (.*)", expanded)
+    relative_match = re.fullmatch(r"(.*) and (.*) are within (.*) of each other", expanded)
+    equal = re.fullmatch(r"(.+?) == (.+)", expanded) if "==" in original else None
+    if within or relative_match or equal:
+        got, wanted = (within or relative_match or equal).group(1), (within[3] if within else (
+            relative_match or equal).group(2))
+        wanted, got = numbers(wanted, got)
+        actual = re.sub(r"\s*==.*$", "", actual)
+        return f"{actual}: expected {wanted}, got {got}{why}"
     if "THROWS" in macro:
-        call, expected = top_level_split(original)
-        if exception is not None:
-            got = f"it threw \"{(exception.text or '').strip()}\""
-        elif "THROWS_WITH" in macro:
-            got = f"got {expanded}"
-        else:
-            got = "it did not throw"
-        wanted = f"throw {expected}" if "THROWS_AS" in macro else (
-            f"throw an error matching {expected}" if expected else "throw")
-        if "NOTHROW" in macro:
-            wanted, got = "not throw", f"it threw \"{(exception.text or '').strip()}\"" if exception is not None else got
-        return f"{call}: expected to {wanted}{why}, but {got}"
-    if exception is not None:
-        return f"{original}: threw an exception: {(exception.text or '').strip()}{why}"
-    if "THAT" in macro:
-        actual, _matcher = top_level_split(original)
-        within = re.fullmatch(r"(.*) is within (.*) of (.*)", expanded)
-        relative_match = re.fullmatch(r"(.*) and (.*) are within (.*) of each other", expanded)
-        if within or relative_match:
-            expected, got = numbers(within.group(3), within.group(1)) if within else numbers(
-                relative_match.group(2), relative_match.group(1))
-            return f"{actual}: expected {expected}{why}, got {got}"
-        return f"{actual}: expected it to match {_matcher}{why}, got {expanded}"
-    compared = re.fullmatch(r"(.+?) == (.+)", original)
-    values = re.fullmatch(r"(.+?) == (.+)", expanded)
-    if compared and values:
-        expected, got = numbers(values.group(2), values.group(1))
-        return f"{compared.group(1)}: expected {expected}{why}, got {got}"
-    if expanded and expanded != original:
-        return f"{original}: failed, with {expanded}{why}"
-    return f"{original}: failed{why}"
-
-
-def read_report(path):
-    """The root of Catch2's XML report, even when a crash cut the file short."""
-    try:
-        data = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    parser = ElementTree.XMLPullParser(events=("start",))
-    root = None
-    try:
-        parser.feed(data)
-        for _event, element in parser.read_events():
-            if root is None:
-                root = element
-    except ElementTree.ParseError:
-        pass
-    if root is None:
-        try:
-            for _event, element in parser.read_events():
-                root = element
-                break
-        except ElementTree.ParseError:
-            pass
-    return root
+        return f"{original}: expected to throw{why}, but it did not" if expanded in ("", original) else \
+            f"{original}: failed, with {expanded}{why}"
+    return f"{original}: failed{why}" + (f", with {expanded}" if expanded and expanded != original else "")
 
 
 def first_failure(test_case):
-    """(description, is_not_implemented) of the first failure in a <TestCase>, or None."""
-    infos = []
-    failures = []
+    """(hint, the exercise whose stub it reached or "") for the first failure in a <TestCase>, or None."""
+    infos, failures = [], []
 
     def walk(element):
         for child in element:
@@ -571,53 +608,36 @@ def first_failure(test_case):
     walk(test_case)
     if not failures:
         return None
-    texts = []
-    for element, _infos in failures:
-        texts.append(" ".join(element.itertext()))
-    not_implemented = all(NOT_IMPLEMENTED in text for text in texts)
-    element, element_infos = failures[0]
-    if not_implemented:
-        message = next(line.strip() for line in texts[0].splitlines() if NOT_IMPLEMENTED in line)
-        message = message[message.index(NOT_IMPLEMENTED):]
-        return message, True
-    return describe_failure(element, element_infos), False
+    texts = [" ".join(element.itertext()) for element, _infos in failures]
+    stub = re.search(re.escape(NOT_IMPLEMENTED) + r" (\w+)[^\n]*", texts[0])
+    if stub and all(NOT_IMPLEMENTED in text for text in texts):
+        return stub[0].strip(), stub[1]
+    return describe_failure(*failures[0]), ""
 
 
-def run_case(executable, index, name, timeout, scratch):
-    """Run one test case in its own process and grade it from Catch2's XML report."""
-    report = Path(scratch) / f"{executable.name}-{index}.xml"
-    command = [str(executable), catch_escape(name), "-r", "xml", "-o", str(report)]
+@dataclass
+class Check:
+    name: str
+    passed: bool = False
+    hint: str = ""
+    stub: str = ""  # the exercise whose stub it reached ("not implemented yet")
+
+
+def grade_check(name, report, ended, timeout):
     check = Check(name)
-    try:
-        # What the learner's code prints is dropped: an endless loop that prints must
-        # not fill the memory before its time is up.
-        result = subprocess.run(command, timeout=timeout, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        check.hint = f"did not finish within {number(str(timeout))} s (an endless loop?)"
+    if ended == "timeout":
+        check.hint = f"did not finish within {timeout:g} s (an endless loop?)"
         return check
-    root = read_report(report)
+    root = read_report(report) if report else None
     test_case = root.find(".//TestCase") if root is not None else None
-    try:
-        failure = first_failure(test_case) if test_case is not None else None
-    except Exception as error:  # a report this grader cannot read must not stop the grading
-        failure = (f"failed (the grader could not read the report: {error!r})", False)
     overall = test_case.find("OverallResult") if test_case is not None else None
-    if result.returncode == 0 and overall is not None and overall.get("success") == "true":
+    if overall is not None and overall.get("success") == "true" and ended == "ran":
         check.passed = True
         return check
-    if failure:
-        check.hint, check.not_implemented = failure
-        if result.returncode < 0 and "crashed" not in check.hint:
-            check.hint += f"; then the process crashed ({signal_name(-result.returncode)})"
-            check.not_implemented = False
-        return check
-    if result.returncode < 0:
-        check.hint = f"crashed ({signal_name(-result.returncode)})"
-    elif test_case is None:
-        check.hint = f"the test did not run (exit status {result.returncode}, no report)"
-    else:
-        check.hint = f"failed (exit status {result.returncode})"
+    failure = first_failure(test_case) if test_case is not None else None
+    check.hint, check.stub = failure or ("crashed" if ended == "crashed" else "did not run (no report)", "")
+    if ended == "crashed" and "crashed" not in check.hint:
+        check.hint, check.stub = f"{check.hint}; then the process crashed", ""
     return check
 
 
@@ -636,133 +656,137 @@ class ChapterResult:
         return len(self.checks)
 
     @property
+    def failing(self):
+        return [check for check in self.checks if not check.passed]
+
+    @property
     def status(self):
-        if self.error:
-            return "failing"
-        if self.checks and all(check.passed for check in self.checks):
+        if self.error or not self.checks:
+            return "failing" if self.error else "no checks"
+        if not self.failing:
             return "passed"
-        failed = [check for check in self.checks if not check.passed]
-        if self.points == 0 and failed and all(check.not_implemented for check in failed):
+        if all(check.hint.startswith("does not build") for check in self.failing):
+            return "does not build"
+        if self.points == 0 and all(check.stub for check in self.failing):
             return "not started"
-        return "failing" if self.checks else "no checks"
-
-
-def test_executable(build, chapter):
-    return build / "bin" / f"test_{chapter.tests}"
+        return "failing"
 
 
 def grade_once(args):
     workspace, build = args.workspace.resolve(), args.build.resolve()
     if not workspace.exists():
-        raise LearnError(f"there is no workspace yet. Create it with: tools/learn init")
+        raise LearnError("there is no workspace yet. Create it with: tools/learn init")
     add_missing_stubs(workspace, quiet=True)
     graded = graded_chapters(args.chapter)
     started = time.monotonic()
+    print(f"Building your workspace ({relative(workspace)}/) in {relative(build)}/...", flush=True)
     try:
-        configure(workspace, build)
-        build_targets(build, [f"test_{chapter.tests}" for chapter in graded], args.jobs)
+        broken, errors = build_workspace(workspace, build, [f"test_{chapter.tests}" for chapter in graded], args.jobs)
     except BuildFailed as failure:
-        print(f"Your code does not build yet ({failure.summary}). The compiler's first errors:\n")
-        print(failure.details)
-        print()
-        results = [ChapterResult(chapter, error="does not build") for chapter in graded]
-        for result in results:
-            try:  # the checks of the last build that worked, to show the points possible
-                names = list_cases(test_executable(build, result.chapter))
-            except (BuildFailed, OSError, subprocess.TimeoutExpired):
-                continue
-            result.checks = [Check(name, hint="does not build") for name in names]
-        print_table(results, build_failed=True)
+        print(f"\nYour code does not build yet ({failure.summary}). The first errors:\n\n{failure.output}\n")
+        print_table([ChapterResult(chapter, error="does not build") for chapter in graded], args)
         return 1
+    if broken:
+        print(f"\n{', '.join(broken)} does not compile, so its stubs stand in for it: the chapters that need it fail, "
+              f"the others are graded. The first errors:\n\n{errors}\n")
     built = time.monotonic()
-
     results = [ChapterResult(chapter) for chapter in graded]
-    jobs = []
-    with tempfile.TemporaryDirectory(prefix="learn-") as scratch, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for result in results:
-            executable = test_executable(build, result.chapter)
-            try:
-                names = list_cases(executable)
-            except (BuildFailed, OSError, subprocess.TimeoutExpired) as error:
-                result.error = f"could not list the checks of {executable.name}: {error}"
-                continue
-            result.checks = [None] * len(names)
-            for index, name in enumerate(names):
-                jobs.append((result, index, pool.submit(run_case, executable, index, name, args.timeout, scratch)))
-        for result, index, future in jobs:
-            result.checks[index] = future.result()
-    print_table(results)
+    names = {result.chapter.tests: list_cases(build / "bin" / f"test_{result.chapter.tests}") for result in results}
+    reports = report_paths(build)
+    for _test, path in reports.values():
+        path.unlink(missing_ok=True)
+    print(f"Running {sum(map(len, names.values()))} checks (each stops after {args.timeout:g} s)...", flush=True)
+    # A check tagged [slow] (an experiment of many random draws) gets a longer time limit.
+    slow = {reports.get((stem, name), ("",))[0] for stem in names
+            for name in list_cases(build / "bin" / f"test_{stem}", SLOW_TAG)}
+    chosen = {reports.get((stem, name), ("",))[0] for stem in names for name in names[stem]} - slow - {""}
+    ended = run_ctest(build, sorted(slow - {""}), args.timeout * SLOW_FACTOR, args.jobs)
+    ended.update(run_ctest(build, sorted(chosen), args.timeout, args.jobs))
+    broken_stubs = {exercise.name: exercise.file for exercise in exercises() if exercise.file in broken}
+    for result in results:
+        for name in names[result.chapter.tests]:
+            test, report = reports.get((result.chapter.tests, name), ("", None))
+            check = grade_check(name, report, ended.get(test, "not run"),
+                                args.timeout * (SLOW_FACTOR if test in slow else 1))
+            if check.stub in broken_stubs:
+                check.hint = f"does not build: {relative(workspace / broken_stubs[check.stub])} has errors (above)"
+            result.checks.append(check)
+    save_results(build, results)
+    print()
+    print_table(results, args)
     if args.verbose:
         print(f"(built in {built - started:.1f} s, ran the checks in {time.monotonic() - built:.1f} s)")
-    passed = sum(result.points for result in results)
-    total = sum(result.possible for result in results)
-    return 0 if passed == total and not any(result.error for result in results) else 1
+    return 0 if all(result.status == "passed" for result in results) else 1
 
 
-def calls(text, names, prefix=r"\b"):
-    return {name for name in names if re.search(prefix + re.escape(name) + r"\s*\(", text)}
+def save_results(build, results):
+    saved = {result.chapter.tests: {check.name: {"passed": check.passed, "hint": check.hint} for check in result.checks}
+             for result in results}
+    path = build / RESULTS_FILE
+    if path.exists():
+        saved = {**json.loads(path.read_text(encoding="utf-8")), **saved}
+    path.write_text(json.dumps(saved, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
 def chapters_used(chapter):
     """The chapters whose steps this chapter's tests call, directly or through another step."""
     steps = {exercise.name: exercise for exercise in exercises()}
-    bodies = {}
-    for parts in exercise_files().values():
-        for part in parts:
-            if isinstance(part, tuple):
-                bodies[part[0].name] = "".join(part[1])
+    bodies, variables = {}, {}
+    for file, parts in exercise_files().items():
+        declared = set(re.findall(r"\bMatrix\s*&?\s+(\w+)", (SRC / file).read_text(encoding="utf-8")))
+        for exercise, body in (part for part in parts if isinstance(part, tuple)):
+            bodies[exercise.name], variables[exercise.name] = "".join(body), declared
+
+    def calls(text, prefix=r"\b", skip=()):  # a parameter such as `scores(i, j)` is no call
+        return {name for name in steps if name not in skip and re.search(prefix + re.escape(name) + r"\s*\(", text)}
+
     tests = (TESTS / f"{chapter.tests}.cpp").read_text(encoding="utf-8", errors="replace")
-    used, todo = set(), calls(tests, steps, prefix=r"\bsa::")  # the tests name the library's functions sa::f
+    used, todo = set(), calls(tests, prefix=r"\bsa::")  # the tests name the library's functions sa::f
     while todo:
         name = todo.pop()
         if name not in used:
             used.add(name)
-            todo |= calls(bodies.get(name, ""), steps) - used
+            todo |= calls(bodies.get(name, ""), skip=variables.get(name, ())) - used
     return {steps[name].chapter for name in used} - {chapter.number}
 
 
-def print_table(results, build_failed=False):
+def print_table(results, args):
     width = max([len(result.chapter.title) for result in results] + [5])
     print(f"{'Chapter':<{width + 4}}  {'Points':>7}  Status")
     unfinished = {result.chapter.number for result in results if result.status != "passed"}
+    show_all = args.all or len(results) == 1
     for result in results:
         chapter = result.chapter
-        points = f"{result.points}/{result.possible}" if result.checks or not result.error else "0/?"
+        points = f"{result.points}/{result.possible}" if result.checks else "0/?"
         print(f"{chapter.number:>2}  {chapter.title:<{width}}  {points:>7}  {result.status}")
-        if result.error and not build_failed:
-            print(f"      {result.error}")
-        failing = [check for check in result.checks if check and not check.passed]
-        if failing and not build_failed:
-            first = failing[0]
-            hint = first.hint
-            if not first.not_implemented:
-                hint = f"{hint.rstrip('.')}. Read {chapter.label}."
-            print(f"      first failing check: {first.name}")
-            print(f"      {hint}")
-            used = sorted(chapters_used(chapter) & unfinished) if not first.not_implemented else []
-            if used:
-                earlier = f"chapter {used[0]}" if len(used) == 1 else \
-                    f"chapters {', '.join(map(str, used[:-1]))} and {used[-1]}"
-                print(f"      (these checks also use the steps of {earlier}, which {'does' if len(used) == 1 else 'do'} "
-                      "not pass yet)")
+        failing = result.failing
+        if result.error or not failing:
+            continue
+        shown = failing[:1] if result.status in ("not started", "does not build") or not show_all else failing
+        for check in shown:
+            hint = check.hint if check.stub or check.hint.startswith("does not build") else \
+                f"{check.hint.rstrip('.')}. Read {chapter.label}."
+            print(f"      failing: {check.name}\n        {hint}")
+        if len(failing) > len(shown) and result.status == "failing":
+            print(f"      ...and {len(failing) - len(shown)} more failing: "
+                  f"tools/learn grade --chapter {chapter.number} shows each with its hint")
+        used = sorted(chapters_used(chapter) & unfinished) if result.status == "failing" else []
+        if used:
+            earlier = " and ".join([", ".join(map(str, used[:-1])), str(used[-1])] if len(used) > 1 else [str(used[0])])
+            print(f"      (these checks also use the steps of chapter{'s' if len(used) > 1 else ''} {earlier}, "
+                  f"which {'do' if len(used) > 1 else 'does'} not pass yet)")
     passed = sum(result.points for result in results)
-    failed = sum(result.possible - result.points for result in results)
     total = sum(result.possible for result in results)
-    if build_failed:
+    if any(result.error for result in results):
         print("Fix the first error above, save, and grade again.")
     else:
         print(f"Total: {passed}/{total} points")
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {total - passed} failed")
 
 
 def snapshot(workspace):
-    state = {}
-    for path in sorted(workspace.rglob("*")):
-        if path.is_file() and BACKUP_FOLDER not in path.relative_to(workspace).parts:
-            stat = path.stat()
-            state[str(path)] = (stat.st_mtime_ns, stat.st_size)
-    return state
+    return {str(path): (path.stat().st_mtime_ns, path.stat().st_size) for path in sorted(workspace.rglob("*"))
+            if path.is_file() and BACKUP_FOLDER not in path.relative_to(workspace).parts}
 
 
 def command_grade(args):
@@ -777,16 +801,12 @@ def command_grade(args):
                 print(f"learn: {error}")
             before = snapshot(workspace) if workspace.exists() else {}
             print(f"\nWatching {relative(workspace)}/: save a file to grade again, Ctrl-C to stop.", flush=True)
-            while True:
+            while (now := snapshot(workspace) if workspace.exists() else {}) == before:
                 time.sleep(0.5)
-                now = snapshot(workspace) if workspace.exists() else {}
-                if now != before:
-                    changed = sorted(set(now.items()) ^ set(before.items()))
-                    time.sleep(0.2)  # let the editor finish writing
-                    names = sorted({Path(path).name for path, _ in changed})
-                    stamp = datetime.datetime.now().strftime("%H:%M:%S")
-                    print(f"\n--- {stamp}: {', '.join(names)} changed; grading again ---\n", flush=True)
-                    break
+            time.sleep(0.2)  # let the editor finish writing
+            names = sorted({Path(path).name for path, _ in set(now.items()) ^ set(before.items())})
+            print(f"\n--- {datetime.datetime.now():%H:%M:%S}: {', '.join(names)} changed; grading again ---\n",
+                  flush=True)
     except KeyboardInterrupt:
         print()
         return 0
@@ -798,26 +818,21 @@ def command_grade(args):
 
 def find_chapter(text):
     match = re.fullmatch(r"(?:ch)?0*(\d+)(?:[-_].*)?", text)
-    if match:
-        number = int(match.group(1))
-        found = chapters().get(number)
-        if found and found.folder:
-            return found
+    found = chapters().get(int(match[1])) if match else None
+    if found and found.folder:
+        return found
     names = ", ".join(chapter.program for chapter in chapters().values() if chapter.folder)
     raise LearnError(f"no chapter program \"{text}\". Programs: {names}")
 
 
-def run_sources(workspace, target):
+def borrow_solutions(workspace, target):
     """Copy the workspace into target, with each exercise that is still a stub replaced by
     the book's solution, so a chapter program runs the learner's steps and the book's for
     the ones not written yet. Returns the names of the exercises that use the book's version."""
     borrowed = []
     for name, parts in exercise_files().items():
         lines = (workspace / name).read_text(encoding="utf-8").splitlines(keepends=True)
-        for part in parts:
-            if not isinstance(part, tuple):
-                continue
-            exercise, body = part
+        for exercise, body in (part for part in parts if isinstance(part, tuple)):
             region = find_exercise_region(lines, exercise.name)
             if region and lines[region[0]:region[1] + 1] == exercise.stub_lines():
                 lines[region[0]:region[1] + 1] = [lines[region[0]], *body, lines[region[1]]]
@@ -827,43 +842,57 @@ def run_sources(workspace, target):
     return sorted(borrowed, key=order.index)
 
 
+def book_output(chapter, arguments):
+    """The file holding what the book prints for these arguments: output.txt without any,
+    try-output.txt for the chapter's "try it yourself" command, else None."""
+    folder = CHAPTERS / chapter.folder
+    if not arguments:
+        return folder / "output.txt"
+    try_command = folder / "try.cmd"
+    if try_command.exists() and shlex.split(try_command.read_text(encoding="utf-8"))[1:] == arguments:
+        return folder / "try-output.txt"
+    return None
+
+
 def command_run(args):
     workspace = args.workspace.resolve()
     if not workspace.exists():
         raise LearnError("there is no workspace yet. Create it with: tools/learn init")
     add_missing_stubs(workspace, quiet=True)
     chapter = find_chapter(args.program)
-    # A build of its own: the grading build must see the stubs as they are.
-    build = args.build.resolve().parent / "run"
-    borrowed = run_sources(workspace, build / "sources")
+    build = args.build.resolve().parent / "run"  # a build of its own: grading must see the stubs as they are
+    borrowed = borrow_solutions(workspace, build / "borrowed")
     try:
-        configure(build / "sources", build, first_time="the first build compiles the library")
-        build_targets(build, [chapter.program], args.jobs)
+        configure(build / "borrowed", build, first_time="the first build compiles the library")
+        result = run_quietly(["cmake", "--build", str(build), "--parallel", str(args.jobs), "--target", chapter.program])
+        if result.returncode != 0:
+            raise BuildFailed("the build failed", first_errors(
+                result.stdout.replace(str(build / "borrowed") + "/", relative(workspace) + "/")))
     except BuildFailed as failure:
-        print(f"Your code does not build yet ({failure.summary}). The compiler's first errors:\n")
-        print(failure.details)
+        print(f"Your code does not build yet ({failure.summary}). The first errors:\n\n{failure.output}")
         return 1
-    program = build / "bin" / chapter.program
-    extra = list(args.arguments)
-    if extra[:1] == ["--"]:
-        extra = extra[1:]
+    extra = args.arguments[1:] if args.arguments[:1] == ["--"] else list(args.arguments)
     print(f"$ {chapter.program} {shlex.join(extra)}".rstrip() + "   (built from your workspace)", flush=True)
     if borrowed:
         print(f"(not written yet, so the book's version runs instead: {', '.join(borrowed)})", flush=True)
-    result = subprocess.run([str(program), *extra], stdout=subprocess.PIPE, text=True, errors="replace")
+    result = subprocess.run([str(build / "bin" / chapter.program), *extra], stdout=subprocess.PIPE, text=True,
+                            errors="replace")
     sys.stdout.write(result.stdout)
-    expected = CHAPTERS / chapter.folder / "output.txt"
-    if not extra and expected.exists():
-        book = expected.read_text(encoding="utf-8")
-        if result.returncode == 0 and result.stdout == book:
-            print(f"\nSame as the book's output ({relative(expected)}).")
-        else:
-            print(f"\nThe book prints ({relative(expected)}):\n")
-            sys.stdout.write(book)
     if result.returncode < 0:
-        print(f"{chapter.program} crashed ({signal_name(-result.returncode)})")
+        print(f"{chapter.program} crashed ({signal.Signals(-result.returncode).name})")
         return 1
-    return result.returncode
+    expected = book_output(chapter, extra)
+    if result.returncode != 0 or expected is None or not expected.exists():
+        return result.returncode
+    book = expected.read_text(encoding="utf-8")
+    if result.stdout == book:
+        print(f"\nSame as the book's output ({relative(expected)}).")
+        return 0
+    print(f"\nYour output differs from the book's ({relative(expected)}). "
+          f"Lines with - are the book's, lines with + are yours:\n")
+    diff = difflib.unified_diff(book.splitlines(), result.stdout.splitlines(), "the book", "yours", n=1, lineterm="")
+    print("\n".join(list(diff)[2:]))
+    return 1
 
 
 # --------------------------------------------------------------------------------------
@@ -886,56 +915,44 @@ def points_table(bin_folder):
     by_chapter = {}
     for exercise in exercises():
         by_chapter.setdefault(exercise.chapter, []).append(f"``{exercise.name}``")
-    rows = []
-    total = 0
-    for chapter in graded_chapters():
-        count = len(case_names(bin_folder, chapter))
-        total += count
-        rows.append((f"{chapter.number}\\. {chapter.title}", ", ".join(by_chapter.get(chapter.number, [])) or "(nothing new: the steps above)",
-                     str(count)))
-    rows.append(("Total", "", str(total)))
+    rows = [(f"{chapter.number}\\. {chapter.title}",
+             ", ".join(by_chapter.get(chapter.number, [])) or "(nothing new: the steps above)",
+             len(case_names(bin_folder, chapter))) for chapter in graded_chapters()]
+    rows.append(("Total", "", sum(points for _chapter, _functions, points in rows)))
     lines = [POINTS_BEGIN + " (tools/learn points --write generates it; a test checks it)", "",
              ".. list-table::", "   :header-rows: 1", "   :widths: 40 40 20", "",
              "   * - Chapter", "     - You write", "     - Points"]
     for chapter, functions, points in rows:
         lines += [f"   * - {chapter}", f"     - {functions}" if functions else "     -", f"     - {points}"]
-    lines += ["", POINTS_END]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + ["", POINTS_END]) + "\n"
 
 
 def command_points(args):
-    bin_folder = args.bin.resolve() if args.bin else (args.build.resolve() / "bin")
-    table = points_table(bin_folder)
+    table = points_table(args.bin.resolve() if args.bin else (args.build.resolve() / "bin"))
     text = HOW_TO_USE.read_text(encoding="utf-8")
     pattern = re.compile(re.escape(POINTS_BEGIN) + r".*?" + re.escape(POINTS_END) + r"\n", re.S)
     if not pattern.search(text):
         raise LearnError(f"{relative(HOW_TO_USE)} has no \"{POINTS_BEGIN}\" ... \"{POINTS_END}\" block")
     updated = pattern.sub(lambda _match: table, text, count=1)
     if args.write:
-        if write_if_changed(HOW_TO_USE, updated):
-            print(f"Updated the points table in {relative(HOW_TO_USE)}.")
-        else:
-            print(f"The points table in {relative(HOW_TO_USE)} is up to date.")
-        return 0
-    if args.check:
+        changed = write_if_changed(HOW_TO_USE, updated)
+        print(f"{'Updated' if changed else 'Already up to date:'} the points table in {relative(HOW_TO_USE)}.")
+    elif args.check:
         if updated != text:
-            print(f"The points table in {relative(HOW_TO_USE)} does not match the tests. It should read:\n")
-            print(table)
-            print("Run: tools/learn points --write --bin <build>/bin")
+            print(f"The points table in {relative(HOW_TO_USE)} does not match the tests. It should read:\n\n{table}\n"
+                  "Run: tools/learn points --write --bin <build>/bin")
             return 1
         print(f"The points table in {relative(HOW_TO_USE)} matches the tests.")
-        return 0
-    sys.stdout.write(table)
+    else:
+        sys.stdout.write(table)
     return 0
 
 
-# --------------------------------------------------------------------------------------
-# Listing
-
-
 def command_list(args):
+    """Every exercise with its state, and every check with its points and its result in the last grade."""
     workspace = args.workspace.resolve()
-    bin_folder = args.build.resolve() / "bin"
+    build = args.build.resolve()
+    last = json.loads((build / RESULTS_FILE).read_text(encoding="utf-8")) if (build / RESULTS_FILE).exists() else {}
     by_chapter = {}
     for exercise in exercises():
         by_chapter.setdefault(exercise.chapter, []).append(exercise)
@@ -943,14 +960,19 @@ def command_list(args):
         print(f"Chapter {chapter.number}, {chapter.title}")
         for exercise in by_chapter.get(chapter.number, []):
             state = exercise_state(workspace, exercise) if workspace.exists() else "no workspace yet"
-            print(f"  exercise  {exercise.name:<14} in {relative(workspace / exercise.file):<28} {state}")
-        if chapter.tests:
-            executable = bin_folder / f"test_{chapter.tests}"
-            if executable.exists():
-                for name in list_cases(executable):
-                    print(f"  1 point   {name}")
-            else:
-                print(f"  checks    in tests/{chapter.tests}.cpp (grade once to list them here)")
+            print(f"  exercise  {exercise.name:<18} in {relative(workspace / exercise.file):<28} {state}")
+        if not chapter.tests:
+            continue
+        executable = build / "bin" / f"test_{chapter.tests}"
+        if not executable.exists():
+            print(f"  checks    in tests/{chapter.tests}.cpp (grade once to list them here)")
+            continue
+        for name in list_cases(executable):
+            result = last.get(chapter.tests, {}).get(name)
+            state = "not graded yet" if result is None else "passed" if result["passed"] else "failing"
+            print(f"  1 point   {state:<14}  {name}")
+            if result and not result["passed"]:
+                print(f"                            {result['hint']}")
     return 0
 
 
@@ -980,18 +1002,22 @@ def main(argv=None):
 
     grade = commands.add_parser("grade", help="build your library, run every chapter's checks, print the table")
     grade.add_argument("--watch", action="store_true", help="grade again every time you save a file")
-    grade.add_argument("--chapter", type=int, action="append", metavar="N", help="grade only chapter N (repeatable)")
-    grade.add_argument("--timeout", type=float, default=10.0, help="seconds one check may run (default: 10)")
+    grade.add_argument("--chapter", type=int, action="append", metavar="N",
+                       help="grade only chapter N (repeatable); one chapter shows every failing check")
+    grade.add_argument("--all", action="store_true", help="show every failing check with its hint, not only the first")
+    grade.add_argument("--timeout", type=float, default=3.0, help="seconds one check may run (default: 3)")
     grade.add_argument("--verbose", action="store_true", help="also print how long building and checking took")
     grade.set_defaults(handler=command_grade)
 
-    run = commands.add_parser("run", help="build a chapter program against your workspace and run it "
-                                          "(steps still stubs use the book's version)")
+    run = commands.add_parser("run", help="build a chapter program against your workspace and run it, and show "
+                                          "where its output differs from the book's (steps still stubs use the "
+                                          "book's version)")
     run.add_argument("program", help="the chapter: 2, ch02 or ch02-scores")
     run.add_argument("arguments", nargs=argparse.REMAINDER, help="options for the program, e.g. --causal")
     run.set_defaults(handler=command_run)
 
-    listing = commands.add_parser("list", help="list the exercises, their state, and every check with its points")
+    listing = commands.add_parser("list", help="list the exercises, their state, and every check with its points "
+                                               "and its result in the last grade")
     listing.set_defaults(handler=command_list)
 
     points = commands.add_parser("points", help="print, check or write the book's points table")

@@ -7,19 +7,27 @@ only when its content changes, so after the first scenario the others rebuild on
 they changed. Scenarios:
 
   stubs          untouched stubs: 0 points on every chapter, a table, a non-zero exit
-  solutions      the reference solutions: full marks, exit 0
+  solutions      the reference solutions: full marks, exit 0; CTest in the grading build
+                 runs the learner's checks and nothing that needs a chapter program
   seeded-bug     scale divides by d_k instead of sqrt(d_k): chapter 3 and every chapter whose
-                 tests reach it (7 and later, through sa::attention) fail, the rest pass
-  crash          a segfault, an abort and an endless loop in project each fail their checks
-  compile-error  a syntax error: the compiler's error is shown, grading fails, nothing crashes
+                 tests reach it (7 and later, through sa::attention) fail, the rest pass;
+                 one chapter graded alone, and `list`, show every failing check
+  hints          a missing transpose in scores names the matrix and what its rows are; a
+                 wrong score names its row and column by token, not by a loop variable
+  crash          a segfault, an abort and an endless loop in project each fail their checks;
+                 the endless loop is named while grading goes on, and stopped within seconds
+  compile-error  a syntax error in scores.cpp: the compiler's error is shown, the chapters
+                 that need scores fail, the others are still graded, nothing crashes
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub
   run-mixed      run a chapter program with only some steps written: the stubs run the
-                 book's version, the learner's own step runs as written
+                 book's version, the learner's own step runs as written, and a difference
+                 from the book's output is shown line by line with a non-zero exit
 """
 import argparse
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -42,7 +50,14 @@ def expect(condition, message):
         print(f"FAIL: {message}")
 
 
+# The default time limit of a check (3 s) suits a learner's machine; a test machine that
+# builds several things at once can be many times slower, and the reference must still pass.
+GRADE_TIMEOUT = ["--timeout", "15"]
+
+
 def run_learn(args, *extra, timeout=1500):
+    if extra[:1] == ("grade",) and "--timeout" not in extra:
+        extra = (*extra, *GRADE_TIMEOUT)
     command = [str(LEARN), "--workspace", str(args.workspace), "--build", str(args.build), *extra]
     print("$ tools/learn " + " ".join(command[1:]), flush=True)
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -66,7 +81,7 @@ def table(output):
     """{chapter number: (points, possible, status)} from the grader's table."""
     rows = {}
     for line in output.splitlines():
-        match = re.match(r"^\s*(\d+)\s+.*?\s(\d+)/(\d+|\?)\s+(passed|failing|not started)\s*$", line)
+        match = re.match(r"^\s*(\d+)\s+.*?\s(\d+)/(\d+|\?)\s+(passed|failing|not started|does not build)\s*$", line)
         if match:
             possible = int(match.group(3)) if match.group(3) != "?" else None
             rows[int(match.group(1))] = (int(match.group(2)), possible, match.group(4))
@@ -114,6 +129,14 @@ def scenario_solutions(args):
     for number, (points, possible, status) in rows.items():
         expect(points == possible and status == "passed",
                f"chapter {number}: {points}/{possible} {status} with the reference, expected full marks")
+    # A learner who runs CTest in the grading build gets their own checks, and only those.
+    ctest = subprocess.run(["ctest", "--test-dir", str(args.build), "-L", "ch01"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, errors="replace")
+    print(ctest.stdout)
+    expect(ctest.returncode == 0 and "100% tests passed" in ctest.stdout,
+           "ctest -L ch01 in the grading build does not pass with the reference solutions")
+    expect(re.search(r"\.(output|try|prose-numbers|bad-input)\b", ctest.stdout) is None,
+           "ctest in the grading build runs the chapter programs' checks, which it does not build")
 
 
 def scenario_seeded_bug(args):
@@ -134,6 +157,20 @@ def scenario_seeded_bug(args):
     expect(failing == expected,
            f"scaling by d_k instead of sqrt(d_k) fails chapters {sorted(failing)}, expected {sorted(expected)}")
 
+    # Every failing check of a chapter, each with its hint: grading one chapter shows them all...
+    number = SEEDED_CHAPTER
+    points, possible, _status = rows.get(number, (0, 0, ""))
+    alone = run_learn(args, "grade", "--chapter", str(number))
+    shown = re.findall(r"^\s+failing: .*\n\s+(.*)$", alone.stdout, re.M)
+    expect(len(shown) == (possible or 0) - points and all(hint.strip() for hint in shown),
+           f"grade --chapter {number} shows {len(shown)} failing checks with hints, expected {(possible or 0) - points}")
+    # ...and so does `list`, from the last grade.
+    listing = run_learn(args, "list").stdout
+    section = listing[listing.find(f"Chapter {number},"):]
+    section = section[:section.find("\nChapter ")] if "\nChapter " in section else section
+    expect(len(re.findall(r"^\s+1 point\s+failing\s", section, re.M)) == (possible or 0) - points,
+           f"list does not mark the {(possible or 0) - points} failing checks of chapter {number} as failing")
+
 
 def scenario_crash(args):
     crashes = {
@@ -142,6 +179,7 @@ def scenario_crash(args):
         "endless loop": ("", "volatile bool forever = true;\n    while (forever) {\n    }", "did not finish within"),
     }
     for kind, (include, statement, shown) in crashes.items():
+        started = time.monotonic()
         def crash(name, text):
             if name != "projection.cpp":
                 return text
@@ -156,6 +194,11 @@ def scenario_crash(args):
         expect(rows.get(1, (None, None, ""))[2] == "failing", f"a {kind} in project: chapter 1 is not \"failing\"")
         expect(rows.get(1, (1, 0))[0] == 0, f"a {kind} in project: chapter 1 got points")
         expect(shown in result.stdout, f"a {kind} in project: the hint does not say \"{shown}\"")
+        if kind == "endless loop":
+            expect(re.search(r"^  stopped after 2 s \(an endless loop\?\): chapter 1: ", result.stdout, re.M) is not None,
+                   "an endless loop is not named while the grading goes on")
+            # 4 checks of 2 s each, two at a time, plus the build: well under the old minute of silence.
+            expect(time.monotonic() - started < 120, f"an endless loop took {time.monotonic() - started:.0f} s to grade")
 
 
 def scenario_compile_error(args):
@@ -166,11 +209,17 @@ def scenario_compile_error(args):
 
     write_workspace(args, broken)
     result = run_learn(args, "grade")
-    check_table_shape(result.stdout, graded_numbers())
+    rows = check_table_shape(result.stdout, graded_numbers())
     expect(result.returncode == 1, f"a compile error: exit status {result.returncode}, expected 1")
-    expect("does not build" in result.stdout, "a compile error: the grader does not say the code does not build")
+    expect(rows.get(2, (0, 0, ""))[2] == "does not build",
+           "a compile error in scores.cpp: chapter 2 does not say \"does not build\"")
     expect(re.search(r"scores\.cpp:\d+:\d+: error:", result.stdout) is not None,
            "a compile error: the compiler's error with its file and line is not shown")
+    # Only the chapters whose checks reach scores fail; the chapters already solved keep their points.
+    needless = {number for number in graded_numbers() if not learn.chapters_used(learn.chapters()[number]) & {2}} - {2}
+    for number in sorted(needless & {1, 4, 5, 6}):
+        expect(rows.get(number, (0, 0, ""))[2] == "passed",
+               f"a compile error in scores.cpp fails chapter {number}, which does not need scores")
 
 
 def scenario_init_keeps_work(args):
@@ -224,17 +273,41 @@ def scenario_run_mixed(args):
                            solved.replace("dot += queries(asking, d) * keys(asked, d);",
                                           "dot += 2 * queries(asking, d) * keys(asked, d);"))
     mine = run_learn(args, "run", "ch02-scores")
-    expect(mine.returncode == 0, f"run with the learner's scores exited with {mine.returncode}, expected 0")
+    expect(mine.returncode == 1, f"run with output that differs from the book's exited with {mine.returncode}, "
+                                 "expected 1")
     expect("Same as the book's output" not in mine.stdout, "the learner's doubled scores printed the book's output")
+    expect(re.search(r"^-.*4\.000", mine.stdout, re.M) and re.search(r"^\+.*8\.000", mine.stdout, re.M),
+           "run does not show the differing lines: the book's with -, the learner's with +")
     expect(re.search(r"book's version runs instead: .*\bscores\b", mine.stdout) is None,
            "run says scores ran the book's version, but the learner wrote it")
     expect("8.000" in mine.stdout, "the learner's doubled score 2·4 = 8 does not show")
+
+
+def scenario_hints(args):
+    solved = learn.solution_text(learn.exercise_files()["scores.cpp"])
+    right = "dot += queries(asking, d) * keys(asked, d);"
+    expect(right in solved, "src/scores.cpp changed; update this scenario")
+    for wrong, hints in {
+        # The most common mistake: K read as if it were already transposed.
+        "dot += queries(asking, d) * keys(d, asked);": ["That matrix is K.", "K is 4×3: one row per key",
+                                                        "Q or K (both 3×2)"],
+        # A wrong number: the hint names the entry by its tokens, as the chapter does.
+        "dot += 2 * queries(asking, d) * keys(asked, d);": [
+            "scores(mouse, eats): expected 4, got 8 (row Mouse, column Eats (the chapter's row 1, column 2)"],
+    }.items():
+        write_workspace(args, lambda name, text: text.replace(right, wrong) if name == "scores.cpp" else text)
+        result = run_learn(args, "grade", "--chapter", "2")
+        for hint in hints:
+            expect(hint in result.stdout, f"with \"{wrong}\" the hints do not say \"{hint}\"")
+        expect(re.search(r"\((row|i|j|col|column), ", result.stdout) is None,
+               f"with \"{wrong}\" a hint shows a loop variable instead of a row or column")
 
 
 SCENARIOS = {
     "stubs": scenario_stubs,
     "solutions": scenario_solutions,
     "seeded-bug": scenario_seeded_bug,
+    "hints": scenario_hints,
     "crash": scenario_crash,
     "compile-error": scenario_compile_error,
     "init-keeps-work": scenario_init_keeps_work,

@@ -2,13 +2,11 @@
 #include <string>
 
 #include "attention.hpp"
+#include "attention_weights.hpp"
 #include "cli.hpp"
 #include "masking.hpp"
 #include "projection.hpp"
 #include "report.hpp"
-#include "scaling.hpp"
-#include "scores.hpp"
-#include "softmax.hpp"
 
 namespace {
 
@@ -45,8 +43,7 @@ Case run_case(const sa::Example& example, const sa::Matrix& queries, const sa::M
     //> run-case
     const sa::Matrix keys = sa::project(example.embeddings, w_key);      // how each token is found
     const sa::Matrix values = sa::project(example.embeddings, w_value);  // what each token delivers
-    const sa::Matrix weights =  // A = softmax(Q·Kᵀ/√d_k + M): no V anywhere
-        sa::softmax_rows(sa::apply_mask(sa::scale(sa::scores(queries, keys), keys.cols()), mask));
+    const sa::Matrix weights = sa::attention_weights(queries, keys, mask);  // no V anywhere
     const sa::Matrix outputs = sa::attention(queries, keys, values, mask);
     //< run-case
     variation.keys = keys;

@@ -16,7 +16,7 @@
 namespace {
 
 //> example
-// "Mouse eats cheese" with two heads of width 2. Head 1 has chapter 7's projections; head 2
+// "Mouse eats cheese" with two heads of width 2. Head 0 has chapter 7's projections; head 1
 // compares each embedding with the others and delivers it with its features swapped.
 sa::Example two_heads()
 {
@@ -57,7 +57,7 @@ std::string multi_head_chapter(const sa::Example& example)
         weights.push_back(sa::softmax_rows(sa::apply_mask(scaled, mask)));
         head_outputs.push_back(sa::mix(weights[head], value_heads[head]));
     }
-    const sa::Matrix concatenated = sa::concat_heads(head_outputs);  // [head 1 | head 2 | ...], n×d_v
+    const sa::Matrix concatenated = sa::concat_heads(head_outputs);  // [head 0 | head 1 | ...], n×d_v
     const sa::Matrix outputs = sa::project(concatenated, w_out);     // O = concatenated·W_O
     //< heads
     //> checks
@@ -79,7 +79,7 @@ std::string multi_head_chapter(const sa::Example& example)
     const auto& tokens = example.tokens;
     const std::vector<std::string> source_tokens = sa::numbered_labels("s", m);  // s1, s2, ...
     const auto features = [](const sa::Matrix& matrix) { return sa::feature_labels(matrix.cols()); };
-    const auto per_head = [&](const sa::Matrix& matrix) {  // h1 f1, h1 f2, h2 f1, ...
+    const auto per_head = [&](const sa::Matrix& matrix) {  // h0 f1, h0 f2, h1 f1, ...
         return sa::head_labels(heads, sa::feature_labels(matrix.cols() / heads));
     };
     const auto e_features = features(example.embeddings);
@@ -93,10 +93,10 @@ std::string multi_head_chapter(const sa::Example& example)
     report.table("Keys K = E·W_K", keys, tokens, per_head(keys));
     report.table("Values V = E·W_V", values, tokens, per_head(values));
     for (std::size_t head = 0; head < heads; ++head) {
-        report.table(fmt::format("Head {0}: weights A{0} = softmax(Q{0}·K{0}ᵀ/√{1}{2})", head + 1,
+        report.table(fmt::format("Head {0}: weights A{0} = softmax(Q{0}·K{0}ᵀ/√{1}{2})", head,
                                  query_heads[head].cols(), example.causal ? " + M" : ""),
                      weights[head], tokens, tokens);
-        report.table(fmt::format("Head {0}: outputs A{0}·V{0}", head + 1), head_outputs[head], tokens,
+        report.table(fmt::format("Head {0}: outputs A{0}·V{0}", head), head_outputs[head], tokens,
                      features(head_outputs[head]));
     }
     report.table("The heads side by side (concatenated)", concatenated, tokens, per_head(concatenated));
@@ -106,7 +106,7 @@ std::string multi_head_chapter(const sa::Example& example)
                             sa::identical(one_call, outputs), one_head_is_chapter_7));
     report.text("== The classic mistake: heads by reshape, without the transpose ==\n\n");
     const std::vector<std::string> right_wrong = {"right", "wrong"};
-    report.table("Head 1's queries, split by columns (right) and by reshape (wrong)",
+    report.table("Head 0's queries, split by columns (right) and by reshape (wrong)",
                  sa::concat_heads({query_heads[0], sa::split_heads_by_reshape(queries, heads)[0]}), tokens,
                  sa::side_by_side_labels(right_wrong, features(query_heads[0])));
     report.table("Outputs O, right and wrong", sa::concat_heads({outputs, wrong}), tokens,

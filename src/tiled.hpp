@@ -253,4 +253,89 @@ struct KvCache {
 [[nodiscard]] std::uint64_t recomputed_step_operations(std::uint64_t tokens, std::uint64_t key_dim,
                                                        std::uint64_t value_dim);
 
+/// \brief The numbers one decoding step with the cache reads: \f$ t (d_k + d_v) \f$,
+///        every cached key and value once.
+///
+/// Against the \f$ 2 t (d_k + d_v) \f$ operations of cached_step_operations() that is
+/// 2 operations per number read, far fewer than a core can do in the time it takes to
+/// fetch a number from memory: a decoding step is bound by memory traffic, not arithmetic.
+///
+/// \param tokens t, the number of tokens in the cache, the new one included
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return \f$ t (d_k + d_v) \f$
+[[nodiscard]] inline std::uint64_t cached_step_reads(std::uint64_t tokens, std::uint64_t key_dim,
+                                                     std::uint64_t value_dim)
+{
+    return tokens * (key_dim + value_dim);
+}
+
+/// \brief The least memory traffic of attention() in its n×m matrices of doubles, in bytes:
+///        \f$ 9 \cdot 8\, n m \f$.
+///
+/// attention() writes four n×m matrices, \f$ S \f$, \f$ S/\sqrt{d_k} \f$, \f$ S' \f$ and
+/// \f$ A \f$, and the next step reads each back; it also reads the mask once. That is at
+/// least 4·2 + 1 = 9 passes over n·m doubles of 8 bytes. Once the matrices outgrow the
+/// caches, every pass goes to main memory. (Zeroing a new matrix and the passes within a
+/// row add to this; the count is a lower bound.)
+///
+/// \param queries n
+/// \param keys m
+/// \return \f$ 72\, n m \f$
+[[nodiscard]] inline std::uint64_t reference_matrix_traffic(std::uint64_t queries, std::uint64_t keys)
+{
+    return 9 * queries * keys * sizeof(double);
+}
+
+/// \brief The operations of one block of the tiled loop: \f$ 2 B_r B_c (d_k + d_v) \f$.
+///
+/// \f$ B_r \times B_c \f$ scores of width \f$ d_k \f$ and as many weighted value rows of
+/// width \f$ d_v \f$, a multiply and an add per term, as in cached_step_operations(), which
+/// is the case \f$ B_r = 1 \f$, \f$ B_c = t \f$.
+///
+/// \param tiles B_r and B_c
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return \f$ 2 B_r B_c (d_k + d_v) \f$
+[[nodiscard]] inline std::uint64_t block_operations(const TileSizes& tiles, std::uint64_t key_dim,
+                                                    std::uint64_t value_dim)
+{
+    return 2 * tiles.query_block * tiles.key_block * (key_dim + value_dim);
+}
+
+/// \brief The numbers one block of the tiled loop loads: its \f$ B_c \f$ keys and values,
+///        \f$ B_c (d_k + d_v) \f$.
+///
+/// The block's queries and its state stay in place from one key block to the next, so
+/// each key and value loaded serves all \f$ B_r \f$ query rows: block_operations() over
+/// this is \f$ 2 B_r \f$ operations per number loaded.
+///
+/// \param tiles B_r and B_c
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return \f$ B_c (d_k + d_v) \f$
+[[nodiscard]] inline std::uint64_t block_loads(const TileSizes& tiles, std::uint64_t key_dim,
+                                               std::uint64_t value_dim)
+{
+    return tiles.key_block * (key_dim + value_dim);
+}
+
+/// \brief The numbers one block of the tiled loop works on:
+///        \f$ B_r d_k + B_c (d_k + d_v) + B_r (B_c + d_v + 2) \f$.
+///
+/// Its queries, its keys and values, and its state: the block of scores and, per query
+/// row, \f$ \tilde O \f$, \f$ \mu \f$ and \f$ \ell \f$. Times 8 bytes, this is what a core
+/// must keep close, whatever n and m are.
+///
+/// \param tiles B_r and B_c
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return the count above
+[[nodiscard]] inline std::uint64_t block_working_set(const TileSizes& tiles, std::uint64_t key_dim,
+                                                     std::uint64_t value_dim)
+{
+    return tiles.query_block * key_dim + tiles.key_block * (key_dim + value_dim) +
+           tiles.query_block * (tiles.key_block + value_dim + 2);
+}
+
 }  // namespace sa

@@ -367,12 +367,44 @@ TEST_CASE("Operation counts: 4·t·d per step with the cache, 2·t·(t+1)·d rec
         all_cached += sa::cached_step_operations(t, 64, 64);
         all_recomputed += sa::recomputed_step_operations(t, 64, 64);
     }
-    INFO("all N steps: 2·N·(N+1)·d with the cache and 2·N·(N+1)·(N+2)·d/3 recomputing, a ratio of (N+2)/3 = 1366");
+    INFO("all n steps: 2·n·(n+1)·d with the cache and 2·n·(n+1)·(n+2)·d/3 recomputing, a ratio of (n+2)/3 = 1366");
     CHECK(all_cached == std::uint64_t{2} * 4096 * 4097 * 64);
     CHECK(all_recomputed == std::uint64_t{2} * 4096 * 4097 * 4098 * 64 / 3);
     CHECK(all_recomputed == 1366 * all_cached);
-    INFO("the last step alone: (N+1)/2 = 2048.5 times as many");
+    INFO("the last step alone: (n+1)/2 = 2048.5 times as many");
     CHECK(2 * sa::recomputed_step_operations(4096, 64, 64) == 4097 * sa::cached_step_operations(4096, 64, 64));
+}
+
+TEST_CASE("Memory traffic: a cached step reads 2 numbers per operation pair, a tiled block reuses each 2·B_r times",
+          "[ch13][support]")
+{
+    INFO("a cached step reads every cached key and value once: t·(d_k + d_v) = 4096·128 = 524288 numbers at "
+         "t = 4096, d = 64, for 2·t·(d_k + d_v) operations, so 2 operations per number read");
+    CHECK(sa::cached_step_reads(4096, 64, 64) == 524288);
+    CHECK(sa::cached_step_operations(4096, 64, 64) == 2 * sa::cached_step_reads(4096, 64, 64));
+    CHECK(sa::cached_step_reads(5, 7, 3) == 5 * (7 + 3));
+    INFO("sa::attention writes S, S/√d_k, S' and A and reads each back (8 passes) and reads the mask (1): "
+         "9·n·m doubles of 8 bytes; at n = m = 4096 that is 9·2^24·2^3 = 1207959552 bytes = 9/8 GiB = 1.125 GiB");
+    CHECK(sa::reference_matrix_traffic(4096, 4096) == 1207959552);
+    CHECK(sa::reference_matrix_traffic(4096, 4096) * 8 == std::uint64_t{9} << 30);
+    CHECK(sa::reference_matrix_traffic(3, 5) == 9 * 3 * 5 * 8);
+    const sa::TileSizes tiles;
+    REQUIRE(tiles.query_block == 64);
+    REQUIRE(tiles.key_block == 64);
+    INFO("a B_r×B_c block: B_r·B_c scores of width d_k and B_r·B_c value terms of width d_v, 2 operations each: "
+         "2·64·64·128 = 1048576, on the B_c·(d_k + d_v) = 64·128 = 8192 keys and values it loads; "
+         "1048576 / 8192 = 2·B_r = 128 operations per number loaded");
+    CHECK(sa::block_operations(tiles, 64, 64) == 1048576);
+    CHECK(sa::block_loads(tiles, 64, 64) == 8192);
+    CHECK(sa::block_operations(tiles, 64, 64) == 2 * tiles.query_block * sa::block_loads(tiles, 64, 64));
+    INFO("a cached decoding step is the block B_r = 1, B_c = t: the same counts");
+    CHECK(sa::block_operations({1, 4096}, 64, 64) == sa::cached_step_operations(4096, 64, 64));
+    CHECK(sa::block_loads({1, 4096}, 64, 64) == sa::cached_step_reads(4096, 64, 64));
+    INFO("the working set: queries B_r·d_k = 4096, keys and values B_c·(d_k + d_v) = 8192, state "
+         "B_r·(B_c + d_v + 2) = 8320; 20608 numbers of 8 bytes = 164864 bytes = 161.0 KiB");
+    CHECK(sa::block_working_set(tiles, 64, 64) == 4096 + 8192 + 8320);
+    CHECK(sa::block_working_set(tiles, 64, 64) * 8 == 161 * 1024);
+    CHECK(sa::block_working_set({2, 3}, 5, 7) == 2 * 5 + 3 * (5 + 7) + 2 * (3 + 7 + 2));
 }
 
 TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", "[ch13]")

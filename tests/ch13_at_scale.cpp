@@ -114,20 +114,20 @@ TEST_CASE("The online softmax of the Mouse row: the state after each score", "[c
     REQUIRE(state.max == -infinity);
     REQUIRE(state.sum == 0.0);
     state = sa::online_softmax_step(state, 0.0);
-    INFO("after Mouse (score 0): m = 0, ℓ = e^0 = 1");
+    INFO("after Mouse (score 0): μ = 0, ℓ = e^0 = 1");
     CHECK(state.max == 0.0);
     CHECK(state.sum == 1.0);
     state = sa::online_softmax_step(state, root);
-    INFO("after Eats (score 2√2 ≈ 2.828): m grows to 2√2, the old 1 is rescaled to e^(0 - 2√2): ℓ = e^(-2√2) + 1 ≈ 1.059");
+    INFO("after Eats (score 2√2 ≈ 2.828): μ grows to 2√2, the old 1 is rescaled to e^(0 - 2√2): ℓ = e^(-2√2) + 1 ≈ 1.059");
     CHECK(state.max == root);
     CHECK_THAT(state.sum, WithinRel(1.0 + small, 1e-15));
     CHECK_THAT(state.sum, WithinAbs(1.059, printed));
     state = sa::online_softmax_step(state, 0.0);
-    INFO("after Cheese (score 0): m stays, ℓ = 1 + 2·e^(-2√2) ≈ 1.118");
+    INFO("after Cheese (score 0): μ stays, ℓ = 1 + 2·e^(-2√2) ≈ 1.118");
     CHECK(state.max == root);
     CHECK_THAT(state.sum, WithinRel(1.0 + 2.0 * small, 1e-15));
     CHECK_THAT(state.sum, WithinAbs(1.118, printed));
-    INFO("the weights e^(s - m)/ℓ are chapter 5's: 0.053, 0.894, 0.053");
+    INFO("the weights e^(s - μ)/ℓ are chapter 5's: 0.053, 0.894, 0.053");
     const sa::Matrix chapter5 = sa::softmax_rows(sa::Matrix{{0.0, root, 0.0}});
     CHECK(sa::shifted_exp(0.0, state.max) / state.sum == chapter5(0, 0));
     CHECK(sa::shifted_exp(root, state.max) / state.sum == chapter5(0, 1));
@@ -139,11 +139,11 @@ TEST_CASE("The online softmax: a masked score changes nothing and a NaN score ma
 {
     const sa::OnlineSoftmax before{1.5, 2.25};
     const sa::OnlineSoftmax masked = sa::online_softmax_step(before, -infinity);
-    INFO("e^(-inf - m) = 0 and m does not move");
+    INFO("e^(-inf - μ) = 0 and μ does not move");
     CHECK(masked.max == before.max);
     CHECK(masked.sum == before.sum);
     const sa::OnlineSoftmax all_masked = sa::online_softmax_step(sa::OnlineSoftmax{}, -infinity);
-    INFO("nothing seen but -inf: m = -inf and ℓ = 0, not NaN (-inf - -inf would be)");
+    INFO("nothing seen but -inf: μ = -inf and ℓ = 0, not NaN (-inf - -inf would be)");
     CHECK(all_masked.max == -infinity);
     CHECK(all_masked.sum == 0.0);
     INFO("a NaN score poisons ℓ, so every weight of the row is NaN, as in softmax_rows");
@@ -164,7 +164,7 @@ TEST_CASE("Tiled attention on the worked example: the state after each key block
     sa::PartialAttention state = sa::empty_attention(3, 2);
     sa::absorb_block(state, in.queries, in.keys, in.values, no_mask, {0, 3, 0, 2});
     const double root = 4.0 / std::sqrt(2.0);  // scale() divides the score 4 by √d_k
-    INFO("block 1, keys Mouse and Eats: Mouse scores 0 and 2√2, so m = 2√2, ℓ = e^(-2√2) + 1 ≈ 1.059, "
+    INFO("block 1, keys Mouse and Eats: Mouse scores 0 and 2√2, so μ = 2√2, ℓ = e^(-2√2) + 1 ≈ 1.059, "
          "Õ = e^(-2√2)·[2,0] + 1·[1,2] ≈ [1.118, 2.000]");
     CHECK(state.max[0] == root);
     CHECK_THAT(state.sum[0], WithinAbs(1.059, printed));
@@ -308,7 +308,7 @@ TEST_CASE("Splitting the keys between workers and merging gives the same outputs
         CHECK(close_to(sa::finish_attention(forward), reference, 1e-12));
         CHECK(close_to(sa::finish_attention(backward), reference, 1e-12));
     }
-    INFO("merging with the empty state (m = -inf, ℓ = 0, Õ = 0) changes nothing");
+    INFO("merging with the empty state (μ = -inf, ℓ = 0, Õ = 0) changes nothing");
     sa::PartialAttention whole = sa::empty_attention(n, 4);
     sa::absorb_block(whole, in.queries, in.keys, in.values, mask, {0, n, 0, m});
     const sa::PartialAttention same = sa::merge_attention(whole, sa::empty_attention(n, 4));

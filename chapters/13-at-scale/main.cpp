@@ -164,7 +164,7 @@ std::string at_scale_chapter(const sa::Example& example)
     //> decode-loop
     sa::KvCache cache;
     sa::Matrix decoded(n, values.cols());
-    for (std::size_t t = 0; t < n; ++t) {  // token t arrives: one new row of K and V
+    for (std::size_t t = 0; t < n; ++t) {  // one more token arrives: one new row of K and V
         const sa::Matrix output = sa::decode_step(cache, row_of(queries, t), row_of(keys, t), row_of(values, t));
         for (std::size_t d = 0; d < values.cols(); ++d) {
             decoded(t, d) = output(0, d);

@@ -35,6 +35,7 @@ html_show_sourcelink = False
 html_copy_source = False
 html_favicon = "docs/_static/favicon.svg"
 html_js_files = ["book.js"]
+templates_path = ["docs/_templates"]
 
 # Code colours that every reader can read: each token's colour has a contrast of at
 # least 4.5:1 (WCAG 2.1 AA) against its listing's background, in light and dark mode.
@@ -287,9 +288,9 @@ GRAPHVIZ_OBJECT = re.compile(r'(<object data="[^"]*" type="image/svg\+xml" class
 
 
 def label_headings_and_objects(app, pagename, templatename, context, doctree):
-    if "furo_navigation_tree" in context:
-        context["furo_navigation_tree"] = context["furo_navigation_tree"].replace(
-            CAPTION_HEADING, CAPTION_HEADING + ' aria-level="2"')
+    for part in ("furo_navigation_tree", "body"):  # the sidebar, and the front page's own toctrees
+        if part in context:
+            context[part] = context[part].replace(CAPTION_HEADING, CAPTION_HEADING + ' aria-level="2"')
     if "body" in context:
         context["body"] = GRAPHVIZ_OBJECT.sub(
             lambda match: f'{match.group(1)} role="img" aria-label="{match.group(2)}">'

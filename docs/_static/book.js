@@ -14,6 +14,13 @@ document.addEventListener("DOMContentLoaded", () => {
     const aside = document.querySelector(selector);
     if (aside && !aside.hasAttribute("aria-label")) aside.setAttribute("aria-label", name);
   }
+  // furo puts the colour-scheme button and the table-of-contents toggle above the
+  // article, outside every landmark; they become a named region of their own.
+  const controls = document.querySelector(".content-icon-container");
+  if (controls) {
+    controls.setAttribute("role", "region");
+    controls.setAttribute("aria-label", "Page display");
+  }
   // furo's full-screen overlays (label.overlay) close a drawer with a mouse click
   // beside it; they sit outside every landmark and repeat what the header's own
   // toggle buttons say. A keyboard or screen reader uses those buttons instead.

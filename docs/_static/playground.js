@@ -190,11 +190,12 @@
                                   [element('div', {class: 'highlight'}, [output])]),
                           figures);
 
-    // A refusal names its option first ("--wq: expected ..."): that field is marked
+    // A refusal names its option first ("ch07-attention: --wq: expected ..."): that field is marked
     // invalid and described by the error text, so a screen reader reads both together.
     function markRefusedField(error) {
+      const message = error.replace(/^[\w-]+: /, '');  // after the program's name
       for (const {option, input} of fields) {
-        const refused = error.startsWith(option.name + ':') || error.startsWith(option.name + ' ');
+        const refused = message.startsWith(option.name + ':') || message.startsWith(option.name + ' ');
         if (refused) {
           input.setAttribute('aria-invalid', 'true');
           input.setAttribute('aria-describedby', outputId);

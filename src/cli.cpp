@@ -429,10 +429,17 @@ Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>&
 std::string usage(const ProgramInfo& info)
 {
     std::string text = fmt::format("{}: {}\n\nUsage: {} [options]\n\n", info.name, info.summary, info.name);
-    text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
-    text += "With no options the program runs the chapter's own example. A projection\n";
-    text += "you do not give keeps the example's while it fits your numbers; when it\n";
-    text += "does not, it is the identity of the shape they need (ones on the diagonal).\n\n";
+    if (reads(info, "--embeddings")) {  // the benchmark, for one, draws its own numbers
+        text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
+        text += "With no options the program runs the chapter's own example. A projection\n";
+        text += "you do not give keeps the example's while it fits your numbers; when it\n";
+        text += "does not, it is the identity of the shape they need (ones on the diagonal).\n";
+        if (std::any_of(info.options.begin(), info.options.end(), [](const auto& own) { return bool(own.fit); })) {
+            text += "So with the program's own options: a default that does not fit your\n";
+            text += "numbers becomes what they need. A note on stderr says which.\n";
+        }
+        text += "\n";
+    }
     for (const auto& option : common_options) {
         if (option.name == "--help" || reads(info, option.name)) {
             const std::string name = option.placeholder.empty() ? std::string(option.name)

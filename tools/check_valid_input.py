@@ -84,7 +84,19 @@ NOTES = [
 ]
 
 
-def check(program, arguments, note=None):
+# (program, arguments, what stdout must say): a section that cannot run on the reader's
+# numbers says why in one line, in its place, and the rest runs.
+SAYS_WHY = [
+    ("ch10-word-order", ["--embeddings", "1,0,2;0,1,1;1,1,0", "--positions", "rope"],
+     "Rotary positions turn pairs of features, so they need an even d_k; yours is 3."),
+    ("ch10-word-order", ["--embeddings", "1,0,2;0,1,1;1,1,0"],
+     "Sinusoidal encodings come in (sin, cos) pairs, so they need an even d_model; yours is 3."),
+    ("ch10-word-order", ["--embeddings", "1,2"], "One token has no other order: this comparison needs at least 2"),
+    ("ch10-word-order", ["--embeddings", "1,2"], "q, the query of t1"),  # the rest still runs
+]
+
+
+def check(program, arguments, note=None, says=None):
     """Problems with one run; an empty list if none."""
     try:
         run = subprocess.run([program, *arguments], capture_output=True, timeout=60, check=False)
@@ -100,6 +112,8 @@ def check(program, arguments, note=None):
         problems.append(f"stderr is not one note line: {stderr!r}")
     if note is not None and note not in stderr:
         problems.append(f"the note does not say {note!r}: {stderr.strip()!r}")
+    if says is not None and says not in run.stdout.decode("utf-8", "replace"):
+        problems.append(f"the output does not say {says!r}")
     return problems
 
 
@@ -117,14 +131,15 @@ def main():
     for name in programs:
         program = os.path.join(args.bin, name)
         usage = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
-        jobs += [(program, arguments, None) for arguments in runs_for(name, usage)]
+        jobs += [(program, arguments) for arguments in runs_for(name, usage)]
     jobs += [(os.path.join(args.bin, name), arguments, note) for name, arguments, note in NOTES]
+    jobs += [(os.path.join(args.bin, name), arguments, None, says) for name, arguments, says in SAYS_WHY]
     benchmark = os.path.join(args.bin, "ch13-benchmark")
     if os.path.exists(benchmark):  # the benchmark at the grid's numbers of tokens
-        jobs.append((benchmark, ["--smoke", "--sizes", ",".join(map(str, TOKENS))], None))
+        jobs.append((benchmark, ["--smoke", "--sizes", ",".join(map(str, TOKENS))]))
     failures = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for (program, arguments, _), problems in zip(jobs, pool.map(lambda job: check(*job), jobs)):
+        for (program, arguments, *_), problems in zip(jobs, pool.map(lambda job: check(*job), jobs)):
             if problems:
                 failures += 1
                 print(f"FAIL {os.path.basename(program)} {' '.join(arguments)}: " + "; ".join(problems))

@@ -98,7 +98,7 @@ std::string keys_and_values_chapter(const sa::Example& example)
     //> three-cases
     const Case base = run_case(example, queries, mask, {"Base case", "base", example.w_key, example.w_value});
     const Case new_wv = run_case(example, queries, mask,  // doubles the first feature instead of tripling the second
-                                 {"A new W_V", "new-wv", example.w_key, doubled});  // [[2, 0], [0, 1]]
+                                 {"A new W_V", "new-wv", example.w_key, doubled});  // [[2, 0], [0, 1]] here
     const Case new_wk = run_case(example, queries, mask,  // the identity: each key is the embedding itself
                                  {"A new W_K", "new-wk", identity(example.w_key.cols()), example.w_value});
     //< three-cases

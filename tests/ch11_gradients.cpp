@@ -946,3 +946,16 @@ TEST_CASE("tolerance_used: exactly at the tolerance agrees, just above does not,
     }
     CHECK_THROWS_AS(sa::tolerance_used(analytic, sa::Matrix(2, 2), tolerance), sa::ShapeError);
 }
+
+TEST_CASE("numeric_gradient divides by the distance the entry really moved: a slope of 1 at 1e4 is exactly 1",
+          "[ch11][support]")
+{
+    // At x = 1e4 the doubles are 2^-39 ≈ 1.8e-12 apart, so x ± 1e-5 is rounded and the
+    // nudge is off by up to 1e-7 of itself: dividing by 2h would report a slope of 1 as
+    // 1 ± 1e-7. Dividing by (x + h) − (x − h), the distance the entry moved, gives 1.
+    const auto itself = [](const sa::Matrix& x) { return x(0, 0); };  // L = x: its slope is 1, no truncation
+    for (const double x : {1e4, -3e4, 12345.678, 0.1}) {
+        INFO("L = x at x = " << x << ": the slope of a linear L is 1 exactly, whatever the rounding of x ± h");
+        CHECK(sa::numeric_gradient(itself, sa::Matrix{{x}}, step)(0, 0) == 1.0);
+    }
+}

@@ -431,3 +431,47 @@ TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", 
     CHECK_THROWS_AS(sa::tiled_attention(in.queries, in.keys, in.values, bad_mask, {2, 2}), std::invalid_argument);
     CHECK_THROWS_AS(sa::fast_attention(in.queries, in.keys, in.values, bad_mask), std::invalid_argument);
 }
+
+TEST_CASE("KvCache::length counts the tokens: 0 when empty, t after t steps, also at d_k = 1", "[ch13][support]")
+{
+    INFO("a cache that has seen no token holds none, whether or not its widths are set yet");
+    CHECK(sa::KvCache{}.length() == 0);
+    CHECK(sa::KvCache{1, 2}.length() == 0);
+    sa::KvCache cache;
+    for (std::size_t t = 1; t <= 3; ++t) {
+        const double position = static_cast<double>(t);
+        (void)sa::decode_step(cache, sa::Matrix{{1.0}}, sa::Matrix{{position}}, sa::Matrix{{position, -position}});
+        INFO("d_k = 1, d_v = 2: after " << t << " steps the cache holds t = " << t
+             << " keys of 1 number, so length is the number of keys over d_k, not over d_v");
+        CHECK(cache.length() == t);
+        CHECK(cache.keys.size() == t);
+        CHECK(cache.values.size() == 2 * t);
+    }
+}
+
+TEST_CASE("agree, behind chapter 13's \"true\": one entry off anywhere, row 0 and the last entry included, is no "
+          "agreement", "[ch13][support]")
+{
+    const sa::Matrix reference{{1.0, -2.0}, {4.0, 0.5}, {0.25, 3.0}};  // largest entry 4
+    CHECK(sa::agree(reference, reference, 0.0));
+    for (std::size_t r = 0; r < reference.rows(); ++r) {
+        for (std::size_t c = 0; c < reference.cols(); ++c) {
+            sa::Matrix off = reference;
+            off(r, c) += 0.5;  // 0.5 = 1/8 of the largest entry 4
+            INFO("a difference of 0.5 in entry (" << r << ", " << c << ") only: it is 1/8 of the largest entry, "
+                 "beyond a tolerance of 1/16 and within one of 1/8 (the rule is ≤, so the boundary agrees)");
+            CHECK_FALSE(sa::agree(off, reference, 1.0 / 16.0));
+            CHECK(sa::agree(off, reference, 1.0 / 8.0));
+        }
+    }
+    INFO("a shape wrong in one dimension only is no agreement either");
+    CHECK_FALSE(sa::agree(sa::Matrix(3, 1, 1.0), reference, 1.0));
+    CHECK_FALSE(sa::agree(sa::Matrix(2, 2, 1.0), reference, 1.0));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double infinity = std::numeric_limits<double>::infinity();
+    INFO("a NaN must face a NaN, an infinity the same infinity; on one side only they never agree");
+    CHECK(sa::agree(sa::Matrix{{nan, infinity}}, sa::Matrix{{nan, infinity}}, 0.0));
+    CHECK_FALSE(sa::agree(sa::Matrix{{nan, 1.0}}, sa::Matrix{{1.0, 1.0}}, 1.0));
+    CHECK_FALSE(sa::agree(sa::Matrix{{1.0, 1.0}}, sa::Matrix{{nan, 1.0}}, 1.0));
+    CHECK_FALSE(sa::agree(sa::Matrix{{infinity, 1.0}}, sa::Matrix{{-infinity, 1.0}}, 1.0));
+}

@@ -1,4 +1,6 @@
 // Chapter 9, Multi-head attention: each head asks its own question on its own columns, side by side.
+#include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -28,10 +30,47 @@ sa::Example two_heads()
 }
 //< example
 
+// The defaults below fit the book's example. On the reader's numbers a default that no
+// longer fits becomes what they need (sa::run_program's note line says so): the most
+// heads up to 2 that divide d_k and d_v; a W_O that adds the heads; a source of two
+// tokens with the identity's rows.
+std::string fit_heads(const sa::Example& example)
+{
+    const std::size_t widths = std::gcd(example.w_query.cols(), example.w_value.cols());
+    return widths % 2 == 0 ? "" : "1";
+}
+
+std::string fit_w_out(const sa::Example& example)
+{
+    const std::size_t d_v = example.w_value.cols();
+    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 64));
+    if (d_v == 4 || d_v % heads != 0) {  // the default fits; or --heads is refused on its own
+        return "";
+    }
+    sa::Matrix adds(d_v, d_v / heads, 0.0);  // [I; I; ...]: output feature f = the heads' feature f, added
+    for (std::size_t row = 0; row < d_v; ++row) {
+        adds(row, row % (d_v / heads)) = 1.0;
+    }
+    return sa::matrix_text(adds);
+}
+
+std::string fit_source(const sa::Example& example)
+{
+    const std::size_t d_model = example.embeddings.cols();
+    if (d_model == 2) {
+        return "";
+    }
+    sa::Matrix source(2, d_model, 0.0);  // s1 = feature 1, s2 = feature 2 (or 0 when d_model = 1)
+    for (std::size_t row = 0; row < std::min<std::size_t>(2, d_model); ++row) {
+        source(row, row) = 1.0;
+    }
+    return sa::matrix_text(source);
+}
+
 const std::vector<sa::ProgramOption> options = {
-    {"--heads", "H", "number of heads; it must divide the columns of --wq and of --wv", "2"},
-    {"--wo", "M", "W_O, one row per column of --wv (the default adds the heads)", "1,0;0,1;1,0;0,1"},
-    {"--source", "M", "the sequence cross-attention reads, one row per token", "1,2;2,0"}};
+    {"--heads", "H", "number of heads; it must divide the columns of --wq and of --wv", "2", fit_heads},
+    {"--wo", "M", "W_O, one row per column of --wv (the default adds the heads)", "1,0;0,1;1,0;0,1", fit_w_out},
+    {"--source", "M", "the sequence cross-attention reads, one row per token", "1,2;2,0", fit_source}};
 
 std::string multi_head_chapter(const sa::Example& example)
 {

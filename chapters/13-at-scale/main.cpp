@@ -2,6 +2,7 @@
 // across workers and decoded token by token with a KV cache.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attention.hpp"
@@ -220,6 +221,9 @@ int main(int argc, char** argv)
     sa::ProgramInfo info{"ch13-at-scale", "compute attention one block of keys at a time, split it and decode with a KV cache",
                          sa::mouse_eats_cheese()};
     info.options = {{"--key-block", "B", "keys per block of the tiled loop", "2"},
-                    {"--parts", "P", "workers the keys are split between", "3"}};
+                    {"--parts", "P", "workers the keys are split between", "3",
+                     [](const sa::Example& example) {  // fewer tokens than workers: one worker per token
+                         return example.tokens.size() < 3 ? std::to_string(example.tokens.size()) : std::string();
+                     }}};
     return sa::run_program(info, argc, argv, at_scale_chapter);
 }

@@ -31,6 +31,7 @@ html_theme = "furo"
 html_title = project
 html_static_path = ["docs/_static"]
 html_css_files = ["book.css"]
+html_js_files = ["listings.js"]  # wrapped code keeps a hanging indent
 html_show_sourcelink = False
 html_copy_source = False
 html_favicon = "docs/_static/favicon.svg"

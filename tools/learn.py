@@ -380,6 +380,9 @@ def configure(sources, build, first_time="the first build compiles the tests, wh
     wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()))
     if shutil.which("ccache"):  # a build folder made afresh, or a file put back as it was, compiles from the cache
         wanted["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
+        # With a base folder ccache names files relative to the build folder in the compiler's
+        # messages; the grader maps their full paths back to the learner's workspace.
+        os.environ.pop("CCACHE_BASEDIR", None)
     cache = build / "CMakeCache.txt"
     if cache.exists():
         configured = dict(re.findall(r"^(\w+):\w+=(.*)$", cache.read_text(encoding="utf-8", errors="replace"), re.M))

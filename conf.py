@@ -34,7 +34,8 @@ html_css_files = ["book.css"]
 html_show_sourcelink = False
 html_copy_source = False
 html_favicon = "docs/_static/favicon.svg"
-html_js_files = ["book.js"]
+# book.js: accessibility fixes to the theme; listings.js: wrapped code keeps a hanging indent.
+html_js_files = ["book.js", "listings.js"]
 templates_path = ["docs/_templates"]
 
 # Code colours that every reader can read: each token's colour has a contrast of at

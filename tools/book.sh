@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
 # Command 1: install what is missing, build every chapter program, run each one,
 # render the HTML book and print the path of its index.html.
+# The build runs a chapter program only when its binary or its command changed and keeps
+# what it printed (build/outputs/); this prints those outputs, so when nothing changed
+# nothing is run again.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BOOK_BUILD_DIR:-$root/build}"
 bash "$root/tools/build.sh"
-for program in "$build"/bin/ch[0-9][0-9]-*; do
-  echo "===== $(basename "$program") ====="
-  "$program"
+for output in "$build"/outputs/*/output.txt; do
+  chapter="$(basename "$(dirname "$output")")"
+  echo "===== ch$chapter ====="
+  cat "$output"
 done
+if [[ -f "$build/figures/13-at-scale-benchmark.txt" ]]; then
+  echo "===== ch13-benchmark --quick (the full benchmark: $build/bin/ch13-benchmark) ====="
+  cat "$build/figures/13-at-scale-benchmark.txt"
+fi
 echo
 echo "The book: $build/book/index.html"

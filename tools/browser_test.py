@@ -49,6 +49,7 @@ SEARCH_TERM = "softmax"
 SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
 FRONT_PAGE = "docs/index.html"
 PLAYGROUND_PAGE = "chapters/07-attention/attention.html"  # its panel is shown in use in the screenshots
+PANEL_GOAL_MS = 3000  # each panel's first result on the book's example, on a quiet 2-core machine
 PLAYGROUND_EXAMPLE = {"--tokens": "The,cat,sat,down", "--embeddings": "1,0;0,1;1,1;2,0", "--causal": True}
 # Schemes that never reach a network: inline data, and Chromium's own pages
 # (its start page loads chrome:// resources before the first book page opens).
@@ -282,6 +283,65 @@ for (const block of document.querySelectorAll('article div.highlight')) {
 return found;
 """
 
+# Wrapped code keeps a hanging indent: where a code line (docs/_static/listings.js makes
+# each a span.code-line) takes more than one row, its second row starts to the right of
+# the listing's left edge. Program output (which scrolls instead) is left out.
+HANGING_INDENT = """
+const found = [];
+const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
+for (const pre of document.querySelectorAll('article div.highlight pre')) {
+  if (pre.closest('.highlight-text') || pre.closest('details:not([open])')) continue;
+  const box = pre.getBoundingClientRect();
+  if (box.width === 0 || box.height === 0) continue;
+  if (!pre.dataset.hanging) { found.push('the listing ' + start(pre) + ' has no hanging indent (listings.js did not run)'); continue; }
+  const row = parseFloat(getComputedStyle(pre).lineHeight) || 20;
+  for (const line of pre.querySelectorAll('span.code-line')) {
+    if (line.getBoundingClientRect().height < 1.5 * row) continue;
+    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let first = null, second = null;
+    for (let node = walker.nextNode(); node && !second; node = walker.nextNode()) {
+      for (let i = 0; i < node.length && !second; ++i) {
+        range.setStart(node, i); range.setEnd(node, i + 1);
+        const r = range.getBoundingClientRect();
+        if (r.width === 0) continue;
+        if (!first) { if (node.data[i].trim()) first = r; }
+        else if (r.top > first.top + row / 2) second = r;
+      }
+    }
+    if (first && second && second.left <= line.getBoundingClientRect().left + 1) {
+      found.push('a wrapped line of the listing ' + start(pre) + ' goes on at the left edge: "' +
+                 line.textContent.trim().slice(0, 50) + '"');
+      break;
+    }
+  }
+}
+return found;
+"""
+
+# Display math on a narrow screen: a formula wider than the column must scroll (a box
+# with overflow auto or scroll around it), never be clipped by a box that hides it.
+MATH_CLIPPED = """
+const found = [];
+for (const math of document.querySelectorAll('article div.math, article .MathJax_SVG_Display')) {
+  const svg = math.querySelector('svg');
+  if (!svg) continue;
+  const r = svg.getBoundingClientRect();
+  if (r.width === 0) continue;
+  for (let a = svg.parentElement; a && a !== document.body; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (['auto', 'scroll'].includes(style.overflowX)) break;
+    const b = a.getBoundingClientRect();
+    if (['hidden', 'clip'].includes(style.overflowX) && (r.right > b.right + 1 || r.left < b.left - 1)) {
+      found.push('the formula "' + (math.textContent || '').trim().slice(0, 40) + '" (' + Math.round(r.width) +
+                 ' px) is clipped to ' + Math.round(b.width) + ' px instead of scrolling');
+      break;
+    }
+  }
+}
+return found;
+"""
+
 # Facts about the reader's way in: headings without raw markup, the answer of each
 # exercise folded, and the front page's first paragraph pointing to "How to use this book".
 PAGE_SHAPE = """
@@ -378,6 +438,16 @@ const started = Date.now();
           args: JSON.parse(panel.dataset.args || '[]'), status: Number(panel.dataset.status),
           text: panel.querySelector('pre.playground-output').textContent, figures: figures,
           stale: panel.querySelector('.playground-figures').classList.contains('playground-stale'),
+          pageFigures: Array.from(document.querySelectorAll('figure.chapter-figure img'))
+            .map(img => (img.getAttribute('src') || '').split('/').pop()),
+          labels: Array.from(panel.querySelectorAll('.playground-field')).map(field => {
+            const label = field.querySelector('label'), code = label && label.querySelector('code');
+            const hint = field.querySelector('.playground-hint');
+            return {name: (field.querySelector('input[name]') || {}).name, code: code ? code.textContent : '',
+                    codeRows: code ? new Set(Array.from(code.getClientRects()).map(r => Math.round(r.top))).size : 0,
+                    text: label ? Array.from(label.childNodes).filter(n => n !== code)
+                                    .map(n => n.textContent).join('').trim() : '',
+                    hint: hint ? hint.textContent.trim() : ''}; }),
           defaults: Object.fromEntries(Object.entries(fields).map(([n, i]) =>
             [n, i.type === 'checkbox' ? i.dataset.default === 'true' : i.dataset.default]))});
   } else {
@@ -425,25 +495,39 @@ def playground_inputs(defaults):
     return cases
 
 
+class Shared:
+    """What the two browsers share: the failures, the playground facts and the native runs."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.failures = []
+        self.playground_facts = []
+        self.first_results = []  # (milliseconds, how, program): each panel's first result on its default input
+        self.native_runs = {}  # (program, args): the native program's result, run once for both browsers
+
+
 class Check:
-    def __init__(self, book, port, screenshots, deadline, programs=None):
+    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=()):
         self.book = book
         self.programs = programs
-        self.playground_facts = []
-        self.panel_pages = []  # the pages with a "Try it here" panel
+        self.shared = shared or Shared()
+        self.failures = self.shared.failures
+        self.panel_pages = list(panel_pages)  # the pages with a "Try it here" panel
         self.origin = f"http://127.0.0.1:{port}"
         self.screenshots = screenshots
         self.deadline = deadline
-        self.failures = []
         self.driver = None
+        self.file_mode = False
         self.figures = set()
         self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
-        if line not in self.failures:
+        with self.shared.lock:
+            if line in self.failures:
+                return
             self.failures.append(line)
-            print(line, flush=True)
+        print(line, flush=True)
 
     def url(self, page):
         return f"{self.origin}/{page}"
@@ -467,7 +551,7 @@ class Check:
             parsed = urllib.parse.urlsplit(url)
             if parsed.scheme in INSIDE_THE_BROWSER:
                 continue
-            if getattr(self, "file_mode", False) and parsed.scheme == "file" and \
+            if self.file_mode and parsed.scheme == "file" and \
                     os.path.abspath(urllib.parse.unquote(parsed.path)).startswith(self.book + os.sep):
                 continue
             if parsed.scheme not in ("http", "https") or parsed.hostname not in ("127.0.0.1", "localhost"):
@@ -491,6 +575,8 @@ class Check:
         panel = math["panel"]
         if panel and panel["state"] != "done":
             self.fail(page, f"the Try it here panel did not show a result (it stays {panel['state']})")
+        elif page in self.panel_pages and not panel:
+            self.fail(page, "the Try it here panel did not start")
         facts = self.driver.execute_script(PAGE_FACTS)
         for raw in facts["raw"]:
             self.fail(page, f"math left untypeset: {raw}")
@@ -507,8 +593,14 @@ class Check:
                 self.fail(page, f"link to a page that does not exist: {path}")
         for problem in self.driver.execute_script(CODE_LAYOUT, False):
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
+        for problem in self.driver.execute_script(HANGING_INDENT):
+            self.fail(page, f"at {DESKTOP[0]} px, {problem}")
         self.check_shape(page)
         self.drain_logs(page)
+        if page in self.panel_pages and panel and panel["state"] == "done":
+            # The served panel, on the page as it is open: no second load.
+            self.check_playground(page, None, "served", panel)
+            self.drain_logs(page)
 
     def check_shape(self, page):
         shape = self.driver.execute_script(PAGE_SHAPE)
@@ -540,10 +632,22 @@ class Check:
             self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
         for problem in self.driver.execute_script(CODE_LAYOUT, True):
             self.fail(page, f"at {PHONE} px, {problem}")
+        for problem in self.driver.execute_script(MATH_CLIPPED) + self.driver.execute_script(HANGING_INDENT):
+            self.fail(page, f"at {PHONE} px, {problem}")
         self.drain_logs(page)
 
     def native(self, program, args):
-        """The native program's stdout (exit status 0) or its stderr, and its figures."""
+        """The native program's stdout (exit status 0) or its stderr, and its figures (run once per input)."""
+        key = (program, tuple(args))
+        with self.shared.lock:
+            known = self.shared.native_runs.get(key)
+        if known is None:
+            known = self.run_native(program, args)
+            with self.shared.lock:
+                self.shared.native_runs[key] = known
+        return known
+
+    def run_native(self, program, args):
         path = os.path.join(self.programs, program)
         run = subprocess.run([path, *args], capture_output=True, timeout=60)
         text = (run.stdout if run.returncode == 0 else run.stderr).decode("utf-8")
@@ -556,14 +660,16 @@ class Check:
                         figures[name] = file.read()
         return run.returncode, text, figures
 
-    def check_playground(self, page, address, how):
-        """The page's panel against the native program, on the default and four other inputs."""
-        try:
-            self.driver.get(address)
-            panel = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
-        except (TimeoutException, WebDriverException) as error:
-            self.fail(page, f"({how}) the page did not load: {str(error).splitlines()[0]}")
-            return
+    def check_playground(self, page, address, how, panel=None):
+        """The page's panel against the native program, on the default and four other inputs.
+        With `panel`, the page is already open and its panel has shown its first result."""
+        if panel is None:
+            try:
+                self.driver.get(address)
+                panel = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+            except (TimeoutException, WebDriverException) as error:
+                self.fail(page, f"({how}) the page did not load: {str(error).splitlines()[0]}")
+                return
         if not panel or panel["state"] != "done":
             self.fail(page, f"({how}) the Try it here panel did not show a result ({panel and panel['state']})")
             return
@@ -571,10 +677,14 @@ class Check:
         if not os.access(os.path.join(self.programs, program), os.X_OK):
             self.fail(page, f"({how}) the native program {program} is not in {self.programs} to compare with")
             return
-        defaults = self.driver.execute_async_script(PLAYGROUND_RUN, None)["defaults"]
+        first = self.driver.execute_async_script(PLAYGROUND_RUN, None)
+        defaults = first["defaults"]
+        self.check_panel_fields(page, how, first["labels"])
         size = os.path.getsize(os.path.join(self.book, "_static", "playground", program + ".js"))
-        self.playground_facts.append(f"{how}: {program}: {size / 1024:.0f} KiB, first result after "
-                                     f"{panel['firstResultMs']} ms")
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: {program}: {size / 1024:.0f} KiB, first result after "
+                                                f"{panel['firstResultMs']} ms")
+            self.shared.first_results.append((panel["firstResultMs"], how, program))
         for name, values in [("the book's example", None)] + playground_inputs(defaults):
             shown = self.driver.execute_async_script(PLAYGROUND_RUN, values)
             values = values or {}
@@ -608,31 +718,41 @@ class Check:
                                         f"{first_difference(figure['svg'], figures[figure['name']])}")
                 if shown["stale"]:
                     self.fail(page, f"{where}: the figures are still marked as an earlier run's")
+                order = [name for name in drawn if name in shown["pageFigures"]]
+                if order != [name for name in shown["pageFigures"] if name in drawn]:
+                    self.fail(page, f"{where}: the panel shows the figures as {order}, the chapter shows them as "
+                                    f"{[name for name in shown['pageFigures'] if name in drawn]}")
             elif shown["figures"] and not shown["stale"]:
                 self.fail(page, f"{where}: after an error the figures are not marked as the last good run's")
 
-    def check_playgrounds(self, pages):
-        """Every panel, from the local server and from file://."""
-        panels = self.panel_pages
-        for page in pages:
-            with open(os.path.join(self.book, page), encoding="utf-8") as file:
-                if 'class="playground"' in file.read():
-                    panels.append(page)
-        if not panels:
+    def check_panel_fields(self, page, how, labels):
+        """Each field is named by its option (never split over two rows) and a short meaning;
+        its hint is a phrase, not a bare placeholder such as H or M."""
+        for field in labels:
+            where = f"({how}) the panel's field {field['name']}"
+            if field["code"] != field["name"]:
+                self.fail(page, f"{where} is labelled {field['code']!r}, not with its option's name")
+            elif field["codeRows"] != 1:
+                self.fail(page, f"{where}: the option's name is split over {field['codeRows']} rows")
+            if not field["text"] or len(field["text"]) > 40:
+                self.fail(page, f"{where}: the label {field['text']!r} is not a short meaning")
+            if field["hint"] and (len(field["hint"]) <= 2 or field["hint"] == field["text"]):
+                self.fail(page, f"{where}: the hint {field['hint']!r} says nothing the label does not")
+
+    def check_file_playgrounds(self):
+        """Every panel from file://, one load per page (the served panels are checked with their pages)."""
+        if not self.panel_pages:
             return
         if not self.programs or not os.path.isdir(self.programs):
             self.fail("playground", f"the native programs (--programs {self.programs}) are missing")
             return
-        for how, address in (("served", self.url), ("file://", lambda page: "file://" + os.path.join(self.book, page))):
-            self.file_mode = how == "file://"
-            for page in panels:
-                if self.out_of_time(f"{page} ({how} panel)"):
-                    return
-                self.check_playground(page, address(page), how)
-                self.drain_logs(page)
+        self.file_mode = True
+        for page in self.panel_pages:
+            if self.out_of_time(f"{page} (file:// panel)"):
+                break
+            self.check_playground(page, "file://" + os.path.join(self.book, page), "file://")
+            self.drain_logs(page)
         self.file_mode = False
-        for fact in self.playground_facts:
-            print(f"playground: {fact}", flush=True)
 
     def screenshot_playground(self, page, name, width, phone=False):
         """The page's panel after a reader's own run (four tokens, causal), as an element screenshot."""
@@ -759,47 +879,95 @@ class Check:
             return True
         return False
 
-    def run(self, pages):
+    def in_browser(self, work):
+        """Run `work()` in a headless Chromium of its own."""
         profile = tempfile.mkdtemp(prefix="book-browser-")
         try:
             self.driver = start_browser(profile)
             try:
                 self.driver.get_log("browser")  # what Chromium logged before the first page is not the book's
                 self.driver.get_log("performance")
-                for page in pages:
-                    if self.out_of_time(page):
-                        return
-                    self.check_page(page)
-                self.check_figures()
-                if not self.out_of_time("index.html"):
-                    self.check_front_door()
-                if not self.out_of_time("search.html"):
-                    self.check_search()
-                self.check_playgrounds(pages)
-                # The phone: every page must fit 390 pixels without sideways scrolling.
-                self.driver.execute_cdp_cmd(
-                    "Emulation.setDeviceMetricsOverride",
-                    {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-                for page in pages:
-                    if self.out_of_time(page):
-                        return
-                    self.check_phone_width(page)
-                front = FRONT_PAGE
-                chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next(
-                    (p for p in pages if p.startswith("chapters/")), front)
-                chapter_name = "softmax" if chapter == SOFTMAX_PAGE else "chapter"
-                os.makedirs(self.screenshots, exist_ok=True)
-                self.screenshot(front, "front-page.png", DESKTOP[0])
-                self.screenshot(chapter, f"{chapter_name}.png", DESKTOP[0])
-                self.screenshot(front, f"front-page-{PHONE}px.png", PHONE, phone=True)
-                self.screenshot(chapter, f"{chapter_name}-{PHONE}px.png", PHONE, phone=True)
-                if PLAYGROUND_PAGE in self.panel_pages:
-                    self.screenshot_playground(PLAYGROUND_PAGE, "playground.png", DESKTOP[0])
-                    self.screenshot_playground(PLAYGROUND_PAGE, f"playground-{PHONE}px.png", PHONE, phone=True)
+                work()
             finally:
                 self.driver.quit()
+        except WebDriverException as error:
+            self.fail("browser", f"Chromium failed: {str(error).strip().splitlines()[0]}")
         finally:
             shutil.rmtree(profile, ignore_errors=True)
+
+    def desktop_pass(self, pages):
+        """At 1280 pixels: every page (with its panel, served), the figures, the front door, the search."""
+        for page in pages:
+            if self.out_of_time(page):
+                return
+            self.check_page(page)
+        self.check_figures()
+        if not self.out_of_time("index.html"):
+            self.check_front_door()
+        if not self.out_of_time("search.html"):
+            self.check_search()
+        os.makedirs(self.screenshots, exist_ok=True)
+        chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
+                                                                  FRONT_PAGE)
+        self.screenshot(FRONT_PAGE, "front-page.png", DESKTOP[0])
+        self.screenshot(chapter, f"{'softmax' if chapter == SOFTMAX_PAGE else 'chapter'}.png", DESKTOP[0])
+        if PLAYGROUND_PAGE in self.panel_pages:
+            self.screenshot_playground(PLAYGROUND_PAGE, "playground.png", DESKTOP[0])
+
+    def phone_pass(self, pages):
+        """Every panel from file://, then at 390 pixels: every page must fit without sideways scrolling."""
+        self.check_file_playgrounds()
+        self.driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        for page in pages:
+            if self.out_of_time(page):
+                return
+            self.check_phone_width(page)
+        os.makedirs(self.screenshots, exist_ok=True)
+        chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
+                                                                  FRONT_PAGE)
+        self.screenshot(FRONT_PAGE, f"front-page-{PHONE}px.png", PHONE, phone=True)
+        self.screenshot(chapter, f"{'softmax' if chapter == SOFTMAX_PAGE else 'chapter'}-{PHONE}px.png", PHONE,
+                        phone=True)
+        if PLAYGROUND_PAGE in self.panel_pages:
+            self.screenshot_playground(PLAYGROUND_PAGE, f"playground-{PHONE}px.png", PHONE, phone=True)
+
+
+def panel_pages(book, pages):
+    """The pages that hold a "Try it here" panel."""
+    found = []
+    for page in pages:
+        with open(os.path.join(book, page), encoding="utf-8") as file:
+            if 'class="playground"' in file.read():
+                found.append(page)
+    return found
+
+
+def run_checks(book, port, screenshots, deadline, programs, pages, browsers):
+    """The desktop pass and the phone pass, in two browsers at once (or one after the other)."""
+    shared = Shared()
+    panels = panel_pages(book, pages)
+    desktop = Check(book, port, screenshots, deadline, programs, shared, panels)
+    phone = Check(book, port, screenshots, deadline, programs, shared, panels)
+    passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)),
+              lambda: phone.in_browser(lambda: phone.phone_pass(pages))]
+    if browsers > 1:
+        threads = [threading.Thread(target=work) for work in passes]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    else:
+        for work in passes:
+            work()
+    for fact in shared.playground_facts:
+        print(f"playground: {fact}", flush=True)
+    if shared.first_results:
+        slowest = max(shared.first_results)
+        print(f"playground: the slowest panel: {slowest[2]} ({slowest[1]}), first result after {slowest[0]} ms "
+              f"(the goal: {PANEL_GOAL_MS} ms on a quiet machine)", flush=True)
+    return desktop
 
 
 def main():
@@ -809,6 +977,8 @@ def main():
     parser.add_argument("--programs", help="the native chapter programs, to compare the playground with "
                         "(default: the bin folder next to the book)")
     parser.add_argument("--time-limit", type=float, default=240, help="seconds for the whole check (default 240)")
+    parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
+                        help="run the desktop and the phone pass in two browsers at once (2, the default) or in one")
     args = parser.parse_args()
 
     book = os.path.abspath(args.book)
@@ -826,11 +996,8 @@ def main():
     started = time.monotonic()
     with Server(book) as server:
         programs = os.path.abspath(args.programs or os.path.join(book, "..", "bin"))
-        check = Check(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit, programs)
-        try:
-            check.run(pages)
-        except WebDriverException as error:
-            check.fail("browser", f"Chromium failed: {str(error).strip().splitlines()[0]}")
+        check = run_checks(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit,
+                           programs, pages, args.browsers)
         for path in sorted(set(server.missing)):
             check.fail(path, "the browser asked for this file, but the book does not have it")
     seconds = time.monotonic() - started

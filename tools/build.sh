@@ -7,5 +7,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BOOK_BUILD_DIR:-$root/build}"
 bash "$root/tools/setup.sh"
 echo "Building the programs, the tests and the book in $build (a few minutes the first time)..."
-cmake -S "$root" -B "$build" -DBOOK_DOCS=ON -DBOOK_WERROR=ON >/dev/null
+# Ninja checks an unchanged build in a fraction of a second; ccache, where installed, makes a
+# build folder made afresh (or the sanitizer build of the same sources) cheap to rebuild.
+options=()
+[[ -f "$build/CMakeCache.txt" ]] || options+=(-G Ninja)
+command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$build" "${options[@]}" -DBOOK_DOCS=ON -DBOOK_WERROR=ON >/dev/null
 cmake --build "$build" --parallel "$(nproc)" >/dev/null

@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
-"""Run a chapter program and compare its output, byte for byte, with the file the book prints.
+"""Compare a chapter program's output, byte for byte, with the file the book prints.
 
 A mismatch names the chapter, the expected-output file and the first line that differs,
 so a wrong number in the book, or a program changed without updating the book, fails.
+
+The build runs each program once and keeps what it printed (--save, a build product that
+depends on the program and its command), so that a long run (a training chapter) happens
+once per change; the output check and the book then read that file (--output):
+
+    check_output.py --chapter 01-projection --program bin/ch01-projection --save outputs/01-projection/output.txt
+    check_output.py --chapter 01-projection --output outputs/01-projection/output.txt --expected chapters/01-projection/output.txt
 """
 import argparse
 import os
@@ -24,17 +31,58 @@ def command_from_file(path, program):
     return [program] + words[1:]
 
 
+TIME_LIMIT = 900  # seconds; a training chapter runs for a minute, longer under the sanitizers
+
+
+def save(args):
+    """Run the program once; its stdout goes to --save, its exit status and stderr next to it
+    (FILE.status). A program that fails does not fail the build: the output check reports it."""
+    command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
+    if args.figures:
+        os.makedirs(args.figures, exist_ok=True)
+        command += ["--figures", args.figures]
+    try:
+        run = subprocess.run(command, capture_output=True, timeout=TIME_LIMIT, check=False)
+        stdout, status, stderr = run.stdout, str(run.returncode), run.stderr.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        stdout, status, stderr = b"", "timeout", f"it did not finish within {TIME_LIMIT} s\n"
+    os.makedirs(os.path.dirname(os.path.abspath(args.save)), exist_ok=True)
+    with open(args.save + ".status", "w", encoding="utf-8") as handle:
+        handle.write(f"{status}\n{shlex.join(command)}\n{stderr}")
+    with open(args.save, "wb") as handle:
+        handle.write(stdout)
+    return 0
+
+
+def saved_run(path):
+    """The exit status, command and stderr of a run that --save kept, or None."""
+    try:
+        with open(path + ".status", encoding="utf-8") as handle:
+            status, command, stderr = (handle.read().split("\n", 2) + ["", ""])[:3]
+    except OSError:
+        return None
+    return status, command, stderr
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chapter", required=True, help="chapter folder name, e.g. 01-projection")
     parser.add_argument("--program", help="the built chapter program")
     parser.add_argument("--output", help="instead of running the program, compare this file it already wrote")
-    parser.add_argument("--expected", required=True, help="the expected-output file the book includes")
+    parser.add_argument("--expected", help="the expected-output file the book includes")
     parser.add_argument("--command-file", help="a try.cmd file holding the command line to run")
+    parser.add_argument("--save", help="run the program once and keep its output in this file (no comparison)")
+    parser.add_argument("--figures", help="with --save: also write the program's figures into this folder")
     args = parser.parse_args()
 
     if bool(args.program) == bool(args.output):
         parser.error("give either --program or --output")
+    if args.save:
+        if not args.program:
+            parser.error("--save needs --program")
+        return save(args)
+    if not args.expected:
+        parser.error("--expected is needed, except with --save")
     shown = os.path.relpath(args.expected, os.path.join(os.path.dirname(__file__), ".."))
     try:
         with open(args.expected, "rb") as handle:
@@ -43,9 +91,23 @@ def main():
         print(f"chapter {args.chapter}: cannot read {shown}: {error.strerror}")
         return 1
     if args.output:
-        command = ["(the figures run)"]
-        with open(args.output, "rb") as handle:
-            actual = handle.read()
+        command = ["(the run the build kept)"]
+        try:
+            with open(args.output, "rb") as handle:
+                actual = handle.read()
+        except OSError as error:
+            print(f"chapter {args.chapter}: cannot read the program's output {args.output}: {error.strerror}; "
+                  "build first (the build runs each program once)")
+            return 1
+        run = saved_run(args.output)
+        if run:
+            status, ran, stderr = run
+            command = [ran]
+            if status != "0":
+                print(f"chapter {args.chapter}: {ran} "
+                      + (f"exited with status {status}" if status != "timeout" else "did not finish"))
+                print(stderr)
+                return 1
     else:
         command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
         try:
@@ -74,7 +136,7 @@ def main():
     print(f"chapter {args.chapter}: the program's output differs from {shown} at line {number}")
     print(f"  book:    {want!r}")
     print(f"  program: {got!r}")
-    print(f"  command: {shlex.join(command)}")
+    print(f"  command: {command[0] if args.output else shlex.join(command)}")
     return 1
 
 

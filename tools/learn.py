@@ -378,6 +378,11 @@ GRADE_SETTINGS = {"BOOK_DOCS": "OFF", "BOOK_WERROR": "ON", "CMAKE_BUILD_TYPE": "
 def configure(sources, build, first_time="the first build compiles the tests, which takes about a minute"):
     """Configure a build of the library from `sources` once; CMake notices later changes itself."""
     wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()))
+    if shutil.which("ccache"):  # a build folder made afresh, or a file put back as it was, compiles from the cache
+        wanted["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
+        # With a base folder ccache names files relative to the build folder in the compiler's
+        # messages; the grader maps their full paths back to the learner's workspace.
+        os.environ.pop("CCACHE_BASEDIR", None)
     cache = build / "CMakeCache.txt"
     if cache.exists():
         configured = dict(re.findall(r"^(\w+):\w+=(.*)$", cache.read_text(encoding="utf-8", errors="replace"), re.M))
@@ -436,13 +441,30 @@ SLOW = 2.0  # seconds after which a running check is named, so that a hang is ne
 SLOW_TAG, SLOW_FACTOR = "[slow]", 4  # a check tagged [slow] may run 4 times as long as the others
 
 
+CASE_LISTS = ".case-lists.json"  # next to the test programs: each one's cases, until it is linked again
+
+
 def list_cases(executable, spec=""):
     """The names of the graded test cases (those matching a Catch2 test spec such as "[slow]"),
-    in the order the file declares them."""
+    in the order the file declares them. A test program that was not linked again since the
+    last grade (a changed step relinks only the library) is not asked again."""
+    stat = executable.stat()
+    key, stamp = f"{executable.name} {spec}", [stat.st_mtime_ns, stat.st_size]
+    cache_path = executable.parent / CASE_LISTS
+    try:
+        cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        cache = {}
+    if cache.get(key, {}).get("stamp") == stamp:
+        return cache[key]["cases"]
     result = run_quietly([str(executable), f"~{UNGRADED_TAG}{spec}", "--list-test-names-only"], timeout=60)
     if result.returncode < 0:
         raise BuildFailed(f"{executable.name} crashed while listing its tests", result.stdout[-2000:])
-    return [line for line in result.stdout.splitlines() if line.strip()]
+    cases = [line for line in result.stdout.splitlines() if line.strip()]
+    if result.returncode >= 0:  # Catch2 exits with the number of cases it listed
+        cache[key] = {"stamp": stamp, "cases": cases}
+        cache_path.write_text(json.dumps(cache, ensure_ascii=False), encoding="utf-8")
+    return cases
 
 
 def report_paths(build):

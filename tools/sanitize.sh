@@ -8,10 +8,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BOOK_SANITIZE_DIR:-$root/build-sanitize}"
 bash "$root/tools/setup.sh"
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S "$root" -B "$build" -DBOOK_DOCS=OFF -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" --parallel "$(nproc)" >/dev/null
+# The build runs each chapter program once (its output is a build product that the output
+# checks read), so the sanitizers' settings hold for the build as for the tests.
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+options=()
+[[ -f "$build/CMakeCache.txt" ]] || options+=(-G Ninja)
+command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$build" "${options[@]}" -DBOOK_DOCS=OFF -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+cmake --build "$build" --parallel "$(nproc)" >/dev/null
 cd "$build"
 ctest --output-on-failure --no-label-summary --parallel "$(nproc)" "$@"

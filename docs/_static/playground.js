@@ -27,6 +27,35 @@
     {name: '--seed', label: 'Seed', hint: 'of the random experiment'},
   ];
 
+  // A chapter's own options: a short name for each field (its --help line becomes the hint
+  // under it). An option not listed here is named by the first part of its --help line.
+  const OWN_LABELS = {
+    '--heads': 'Heads h',
+    '--wo': 'Output projection W_O',
+    '--source': 'Source sequence',
+    '--positions': 'Positions',
+    '--upstream': 'Gradient dO',
+    '--steps': 'Training steps',
+    '--key-block': 'Keys per block',
+    '--parts': 'Workers',
+  };
+
+  function ownLabel(option) {
+    if (OWN_LABELS[option.name]) return OWN_LABELS[option.name];
+    const first = option.help.split(/[;,:(]/)[0].trim();
+    return first ? first.charAt(0).toUpperCase() + first.slice(1) : option.name.replace(/^--/, '').replace(/-/g, ' ');
+  }
+
+  // The figures in the order the chapter shows them (the page's own figures), then any others.
+  function chapterOrder(names) {
+    const shown = Array.from(document.querySelectorAll('figure.chapter-figure img'))
+      .map(function (img) { return (img.getAttribute('src') || '').split('/').pop(); });
+    const rank = function (name) { const at = shown.indexOf(name); return at < 0 ? shown.length : at; };
+    return names.map(function (name, index) { return [name, index]; })
+      .sort(function (a, b) { return rank(a[0]) - rank(b[0]) || a[1] - b[1]; })
+      .map(function (pair) { return pair[0]; });
+  }
+
   function element(tag, attributes, children) {
     const node = document.createElement(tag);
     for (const [key, value] of Object.entries(attributes || {})) {
@@ -148,7 +177,7 @@
       return !info.unused.includes(option.name) && (option.name !== '--seed' || info.usesSeed);
     }).map(function (option) { return Object.assign({}, option, {defaultValue: info.defaults[option.name]}); });
     for (const own of info.options) {
-      options.push({name: own.name, label: own.help, hint: own.value, defaultValue: own.defaultValue});
+      options.push({name: own.name, label: ownLabel(own), hint: own.help, defaultValue: own.defaultValue});
     }
     for (const option of options) {
       const id = 'playground-' + option.name.replace(/^--/, '');
@@ -239,7 +268,7 @@
         output.classList.toggle('playground-error', result.status !== 0);
         markRefusedField(result.status === 0 ? '' : result.stderr);
         if (result.status === 0) {
-          const images = Object.keys(result.figures).sort().map(function (name) {
+          const images = chapterOrder(Object.keys(result.figures)).map(function (name) {
             const svg = result.figures[name];
             const title = (/<title>([^<]*)<\/title>/.exec(svg) || [null, name])[1];
             return element('figure', {class: 'playground-figure'}, [

@@ -103,6 +103,10 @@ void check_plain_text(const std::string& text, const std::string& name)
 
 TextSplit split_every_tenth_line(const std::string& text, const std::string& name)
 {
+    if (make_vocabulary(text).characters.size() == 1) {
+        throw std::invalid_argument(fmt::format("{}: the text holds one distinct character ({}); there is nothing to "
+                                                "predict, give a text with at least two", name, quoted(text[0])));
+    }
     TextSplit split;
     std::size_t line = 1;
     std::size_t start = 0;

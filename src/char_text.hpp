@@ -67,7 +67,7 @@ void check_plain_text(const std::string& text, const std::string& name);
 /// \param text the whole text, already checked by check_plain_text()
 /// \param name how to name the file in a message
 /// \return the split
-/// \throws std::invalid_argument if the text has fewer than 10 lines, if the training lines hold
+/// \throws std::invalid_argument if the text holds one distinct character, has fewer than 10 lines, if the training lines hold
 ///         fewer than two distinct characters, or if a held-out line holds a character the
 ///         training lines never use (the vocabulary is the training text's characters)
 [[nodiscard]] TextSplit split_every_tenth_line(const std::string& text, const std::string& name);

@@ -1,26 +1,28 @@
-// Chapter 14, Predicting the next character: attention trained as a language model on the
-// King James Bible.
+// Chapter 14, Predicting the next character: one layer of attention trained as a language model
+// on the King James Bible, measured against counted bigrams and trigrams, saved and loaded.
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 
 #include "char_text.hpp"
 #include "cli.hpp"
-#include "cross_entropy.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
+#include "safetensors.hpp"
 #include "svg.hpp"
+#include "training.hpp"
 
 namespace {
 
 //> settings
-constexpr std::size_t width = 64;            // d, the residual stream
-constexpr std::size_t context = 64;          // characters in a training window
-constexpr std::size_t batch_windows = 16;    // windows in a training step
-constexpr std::size_t held_out_windows = 128;  // windows measured, spread over the held-out text
-constexpr double learning_rate = 1e-2;
+constexpr std::size_t width = 64;              // d, the width of the residual stream
+constexpr std::size_t context = 64;            // the characters of a window
+constexpr std::size_t batch_windows = 16;      // windows in one training step
+constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenly over the held-out text
+constexpr double learning_rate = 1e-2;         // Adam's α
 //< settings
 
 std::string read_file(const std::string& path, const std::string& option)
@@ -40,38 +42,216 @@ struct Corpus {
 Corpus load_corpus(const std::string& path)
 {
     if (path.empty()) {
-        return {"the King James Bible (every tenth chapter held out)",
+        return {"the King James Bible, one verse per line; every tenth chapter held out",
                 {read_file(BOOK_KJV_TRAINING, "the King James text"), read_file(BOOK_KJV_HELD_OUT, "the King James text")}};
     }
     const std::string option = "--text " + path;
     const std::string text = read_file(path, "--text");
     try {
-        sa::check_plain_text(text, "--text " + path);
-        return {path + " (every tenth line held out)", sa::split_every_tenth_line(text, option)};
+        sa::check_plain_text(text, option);
+        return {path + "; every tenth line held out", sa::split_every_tenth_line(text, option)};
     } catch (const std::invalid_argument& error) {
         throw sa::UsageError(error.what());
     }
+}
+
+sa::SavedModel load_model(const std::string& path, const sa::Vocabulary& vocabulary)
+{
+    sa::SavedModel saved;
+    try {
+        saved = sa::load_safetensors(read_file(path, "--load"));
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
+    }
+    if (saved.vocabulary != vocabulary.characters) {
+        throw sa::UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and they "
+                                         "differ; load a model trained on this text", path, saved.vocabulary.size(),
+                                         vocabulary.characters.size()));
+    }
+    return saved;
+}
+
+std::string evaluate_file(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path,
+                          int digits)
+{
+    const std::string option = "--eval " + path;
+    const std::string text = read_file(path, "--eval");
+    std::vector<std::size_t> tokens;
+    try {
+        sa::check_plain_text(text, option);
+        tokens = sa::encode(vocabulary, text);
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("{}: {}; the model knows only the characters of its training text", option,
+                                         error.what()));
+    }
+    if (tokens.size() < 2) {
+        throw sa::UsageError(fmt::format("{}: one character, nothing to predict; give at least two", option));
+    }
+    //> eval
+    // Every character from the second on, predicted from the ones before it in its window.
+    const sa::Batch batch{{tokens.begin(), tokens.end() - 1}, {tokens.begin() + 1, tokens.end()}, context};
+    const double loss = sa::evaluate(model, batch);
+    //< eval
+    return fmt::format("Mean cross-entropy of {} under the model: {:.{}f} nats ({:.{}f} bits) per character, "
+                       "{} predictions\n", path, loss, digits, loss / std::log(2.0), digits, batch.targets.size());
 }
 
 std::string sample_line(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, std::size_t step,
                         std::uint64_t seed)
 {
     sa::SplitMix64 generator(seed);
-    const std::vector<std::size_t> prompt = sa::encode(vocabulary, std::string(1, vocabulary.characters.back()));
-    std::string text = sa::decode(vocabulary, sa::sample(model, prompt, 80, generator));
+    const std::vector<std::size_t> prompt{vocabulary.characters.find('\n') != std::string::npos
+                                              ? static_cast<std::size_t>(vocabulary.token_of_byte['\n'])
+                                              : 0};
+    std::string text = sa::decode(vocabulary, sa::sample(model, prompt, 72, generator));
     for (char& c : text) {
-        c = c == '\n' ? '/' : c;
+        c = c == '\n' ? '/' : c;  // a new verse
     }
     return fmt::format("  step {:>4}: {}\n", step, text);
+}
+
+struct Baselines {
+    double bigram_all = 0.0;  // the bigram on every held-out character
+    double bigram = 0.0;      // on the measured windows' characters
+    double trigram = 0.0;     // on the same characters
+};
+
+//> baselines
+Baselines counted_baselines(const std::vector<std::size_t>& training, const std::vector<std::size_t>& held_out,
+                            std::size_t v)
+{
+    const std::vector<std::size_t> measured = sa::even_batch_positions(held_out, held_out_windows, context);
+    const sa::BigramCounts bigrams = sa::count_bigrams(training, v);
+    std::vector<std::size_t> trigram_measured;  // the trigram needs two characters before
+    for (const std::size_t position : measured) {
+        if (position >= 2) {
+            trigram_measured.push_back(position);
+        }
+    }
+    return {sa::bigram_loss(bigrams, held_out, sa::all_targets(held_out.size())),
+            sa::bigram_loss(bigrams, held_out, measured),
+            sa::trigram_loss(training, held_out, trigram_measured, v)};
+}
+//< baselines
+
+struct Run {
+    sa::LanguageModel model;
+    std::vector<double> training_loss;      // each step's batch, before the step
+    std::vector<std::size_t> checkpoints;   // where the held-out loss was measured
+    std::vector<double> held_out_loss;
+    std::string samples;
+    double seconds = 0.0;                   // measured, never printed on stdout
+};
+
+Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training, const sa::Batch& measured,
+          const sa::Vocabulary& vocabulary, std::size_t steps, std::uint64_t seed)
+{
+    const auto start = std::chrono::steady_clock::now();
+    //> training
+    sa::SplitMix64 generator(seed);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = learning_rate});
+    Run run;
+    for (std::size_t step = 0; step <= steps; ++step) {
+        if (step % 100 == 0 || step == steps || step == 10 || step == 30) {
+            run.checkpoints.push_back(step);
+            run.held_out_loss.push_back(sa::evaluate(trainer.model, measured));
+        }
+        if (step == 0 || step == 100 || step == steps) {
+            run.samples += sample_line(trainer.model, vocabulary, step, seed);
+        }
+        if (step < steps) {
+            const sa::Batch batch = sa::random_batch(training, batch_windows, context, generator);
+            run.training_loss.push_back(sa::train_step(trainer, batch));
+        }
+    }
+    //< training
+    run.model = trainer.model;
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return run;
+}
+
+// The first held-out line of 20 to 40 characters (or the first 40 characters), without its newline.
+std::string shown_verse(const std::string& held_out)
+{
+    std::size_t start = 0;
+    while (start < held_out.size()) {
+        const std::size_t end = std::min(held_out.find('\n', start), held_out.size());
+        if (end - start >= 20 && end - start <= 40) {
+            return held_out.substr(start, end - start);
+        }
+        start = end + 1;
+    }
+    return held_out.substr(0, 40);
+}
+
+void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                const std::string& verse)
+{
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, verse);
+    std::vector<std::string> labels;
+    for (const char c : verse) {
+        labels.push_back(sa::character_label(c));
+    }
+    const std::vector<sa::Matrix> weights = sa::head_attention(model, 0, tokens);
+    for (std::size_t h = 0; h < weights.size(); ++h) {
+        report.heatmap(fmt::format("head-{}.svg", h + 1),
+                       {.title = fmt::format("Head {} on a held-out verse", h + 1), .values = weights[h],
+                        .row_labels = labels, .col_labels = labels, .precision = 1, .scale_label = "weight"});
+    }
+}
+
+sa::LinePlot curve(const Run& run, double bigram)
+{
+    sa::LinePlot plot = sa::loss_plot(run.training_loss, 10, run.checkpoints, run.held_out_loss);
+    plot.title = "Loss while learning to predict the next character";
+    plot.y_label = "cross-entropy, nats per character";
+    plot.log_y = false;
+    sa::Series line{.name = "counted bigram (held-out)"};
+    line.x = {0.0, static_cast<double>(run.checkpoints.back())};
+    line.y = {bigram, bigram};
+    plot.series.push_back(line);
+    return plot;
+}
+
+std::string losses_text(const Run& run, const Baselines& baselines, int digits)
+{
+    std::string text = "   step  held-out loss\n";
+    for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+        text += fmt::format("  {:>5}  {:.{}f}\n", run.checkpoints[i], run.held_out_loss[i], digits);
+    }
+    const double model = run.held_out_loss.back();
+    text += fmt::format("\nSamples, each drawn from a new verse with the seed's generator ('/' starts a verse):\n{}\n",
+                        run.samples);
+    text += fmt::format("Held-out loss, nats per character (bits in brackets):\n"
+                        "  counted bigram   {:.{}f} ({:.{}f})\n  counted trigram  {:.{}f} ({:.{}f})\n"
+                        "  one layer        {:.{}f} ({:.{}f})\n"
+                        "The model beats the bigram by {:.{}f} nats per character.\n",
+                        baselines.bigram, digits, baselines.bigram / std::log(2.0), digits,
+                        baselines.trigram, digits, baselines.trigram / std::log(2.0), digits,
+                        model, digits, model / std::log(2.0), digits, baselines.bigram - model, digits);
+    return text;
+}
+
+// The note goes to stderr, so that the output with --save is the output without it.
+void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path)
+{
+    const std::string bytes = sa::save_safetensors(model, vocabulary.characters);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+        throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
+    }
+    std::fprintf(stderr, "ch14-next-character: saved the model to %s: %zu bytes, %zu tensors\n", path.c_str(),
+                 bytes.size(), sa::parameter_names(model.shape).size());
 }
 
 std::string next_character_chapter(const sa::Example& example)
 {
     const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
     const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 32));
-    if ((width / heads) * heads != width || (width / heads) % 2 != 0) {
-        throw sa::UsageError(fmt::format("--heads: {} heads do not split d = {} into even slices; choose 1, 2, 4, 8, "
-                                         "16 or 32", heads, width));
+    if (width % heads != 0 || (width / heads) % 2 != 0) {
+        throw sa::UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose "
+                                         "1, 2, 4, 8, 16 or 32", heads, width));
     }
     const Corpus corpus = load_corpus(example.options.at("--text"));
     //> text
@@ -80,72 +260,55 @@ std::string next_character_chapter(const sa::Example& example)
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, corpus.split.held_out);
     const std::size_t v = vocabulary.characters.size();
     //< text
-    if (training.size() <= context || held_out.size() <= context) {
+    if (training.size() <= context + 1 || held_out.size() <= context + 1) {
         throw sa::UsageError(fmt::format("--text: the training text has {} characters and the held-out text {}; each "
                                          "needs more than {}, a window and the character after it",
-                                         training.size(), held_out.size(), context));
+                                         training.size(), held_out.size(), context + 1));
     }
-    //> baselines
+    const std::string& load = example.options.at("--load");
+    const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : load_model(load, vocabulary);
+    const Baselines baselines = counted_baselines(training, held_out, v);
     const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
-    const std::vector<std::size_t> positions = sa::even_batch_positions(held_out, held_out_windows, context);
-    const sa::BigramCounts bigrams = sa::count_bigrams(training, v);
-    const double bigram_all = sa::bigram_loss(bigrams, held_out, sa::all_targets(held_out.size()));
-    const double bigram = sa::bigram_loss(bigrams, held_out, positions);
-    std::vector<std::size_t> trigram_positions;
-    for (const std::size_t p : positions) {
-        if (p >= 2) {
-            trigram_positions.push_back(p);
-        }
-    }
-    const double trigram = sa::trigram_loss(training, held_out, trigram_positions, v);
-    //< baselines
-
-    //> training
-    sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
-    const sa::ModelShape shape{v, width, heads, 1, context};
-    sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = learning_rate});
-    std::vector<double> training_loss;  // the loss of each step's batch, before the step
-    std::vector<std::size_t> checkpoints;
-    std::vector<double> held_out_loss;
-    std::string samples;
-    for (std::size_t step = 0; step <= steps; ++step) {
-        if (step % 100 == 0 || step == steps || step == 10 || step == 50) {
-            checkpoints.push_back(step);
-            held_out_loss.push_back(sa::evaluate(trainer.model, measured));
-        }
-        if (step == 0 || step == steps / 2 || step == steps) {
-            samples += sample_line(trainer.model, vocabulary, step, static_cast<std::uint64_t>(example.seed));
-        }
-        if (step < steps) {
-            training_loss.push_back(sa::train_step(trainer, sa::random_batch(training, batch_windows, context,
-                                                                              generator)));
-        }
-    }
-    //< training
-    const double model_loss = held_out_loss.back();
-
-    sa::Report report(example);
     const int digits = example.precision;
-    report.text(fmt::format("Text: {}.\nTraining text: {} characters. Held-out text: {} characters.\n"
-                            "Vocabulary: V = {} distinct characters.\n\n",
-                            corpus.name, training.size(), held_out.size(), v));
-    report.text(fmt::format("Guessing uniformly: ln V = {:.{}f} nats per character.\n", std::log(static_cast<double>(v)),
-                            digits));
-    report.text(fmt::format("Counted bigram, add-one smoothing, whole held-out text: {:.{}f}\n", bigram_all, digits));
-    report.text(fmt::format("Measured on {} held-out windows of {} characters ({} predictions):\n", held_out_windows,
-                            context, positions.size()));
-    report.text(fmt::format("  counted bigram  {:.{}f}\n  counted trigram {:.{}f}\n\n", bigram, digits, trigram, digits));
-    report.text(fmt::format("Model: d = {}, h = {}, one layer, context {}; {} windows per step, Adam {}, seed {}.\n",
-                            width, heads, context, batch_windows, learning_rate, example.seed));
-    std::string table = "   step  held-out loss\n";
-    for (std::size_t i = 0; i < checkpoints.size(); ++i) {
-        table += fmt::format("  {:>5}  {:.{}f}\n", checkpoints[i], held_out_loss[i], digits);
+    sa::Report report(example);
+    std::string chars;
+    for (const char c : vocabulary.characters) {
+        chars += sa::character_label(c);
     }
-    report.text(table + "\nSamples:\n" + samples + "\n");
-    report.text(fmt::format("After {} steps: held-out {:.{}f} nats ({:.{}f} bits) per character; bigram minus model: "
-                            "{:.{}f}\n", steps, model_loss, digits, model_loss / std::log(2.0), digits, bigram - model_loss,
-                            digits));
-    (void)training_loss;
+    report.text(fmt::format("Text: {}.\nTraining text: {} characters. Held-out text: {} characters.\n"
+                            "Vocabulary: V = {} distinct characters: {}\n", corpus.name, training.size(),
+                            held_out.size(), v, chars));
+    report.text(fmt::format("Guessing uniformly costs ln V = {:.{}f} nats per character.\n"
+                            "Counted bigram with add-one smoothing, on every held-out character: {:.{}f}\n"
+                            "Measured from here on: {} held-out windows of {} characters, {} predictions.\n\n",
+                            std::log(static_cast<double>(v)), digits, baselines.bigram_all, digits, held_out_windows,
+                            context, measured.targets.size()));
+    sa::LanguageModel model = loaded.model;
+    if (load.empty()) {
+        const sa::ModelShape shape{v, width, heads, 1, context};
+        report.text(fmt::format("Model: one attention layer, d = {}, h = {}, rotary positions, windows of {}; {} "
+                                "windows per step, Adam with α = {}, seed {}.\n", width, heads, context,
+                                batch_windows, learning_rate, example.seed));
+        const Run run = train(shape, training, measured, vocabulary, steps, static_cast<std::uint64_t>(example.seed));
+        report.text(losses_text(run, baselines, digits));
+        report.line_plot("loss.svg", curve(run, baselines.bigram));
+        std::fprintf(stderr, "ch14-next-character: %.0f training tokens per second (measured, %zu steps in %.1f s)\n",
+                     static_cast<double>(steps * batch_windows * context) / run.seconds, steps, run.seconds);
+        model = run.model;
+    } else {
+        report.text(fmt::format("Loaded {}: d = {}, h = {}, {} layer(s), context {}.\nHeld-out loss: {:.{}f} nats per "
+                                "character; counted bigram {:.{}f}, trigram {:.{}f}.\n", load, model.shape.width,
+                                model.shape.heads, model.shape.layers, model.shape.context,
+                                sa::evaluate(model, measured), digits, baselines.bigram, digits, baselines.trigram,
+                                digits));
+    }
+    draw_heads(report, model, vocabulary, shown_verse(corpus.split.held_out));
+    if (!example.options.at("--eval").empty()) {
+        report.text(evaluate_file(model, vocabulary, example.options.at("--eval"), digits));
+    }
+    if (!example.options.at("--save").empty()) {
+        save_model(model, vocabulary, example.options.at("--save"));
+    }
     return report.str();
 }
 
@@ -157,10 +320,13 @@ int main(int argc, char** argv)
                          "train one layer of attention to predict the next character of the King James Bible",
                          sa::mouse_eats_cheese()};
     info.uses_seed = true;
-    info.options = {{"--steps", "N", "training steps, 0 to 5000", "600"},
-                    {"--heads", "H", "attention heads, dividing d = 64 into even slices", "4"},
-                    {"--text", "FILE", "train on your own plain text; every tenth line is held out", ""}};
-    const std::string own = "the model reads characters of a text, not the book's example";
+    info.options = {{"--steps", "N", "training steps, 0 to 5000", "800"},
+                    {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
+                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
+                    {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},
+                    {"--load", "FILE", "read a saved model instead of training one", ""},
+                    {"--eval", "FILE", "print the model's mean cross-entropy on the text in FILE", ""}};
+    const std::string own = "the model reads the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};
     return sa::run_program(info, argc, argv, next_character_chapter);

@@ -320,7 +320,7 @@ int main(int argc, char** argv)
                          "train one layer of attention to predict the next character of the King James Bible",
                          sa::mouse_eats_cheese()};
     info.uses_seed = true;
-    info.options = {{"--steps", "N", "training steps, 0 to 5000", "800"},
+    info.options = {{"--steps", "N", "training steps, 0 to 5000", "600"},
                     {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
                     {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
                     {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},

@@ -398,7 +398,7 @@ Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 }
 
 //> train-step
-double train_step(Trainer& trainer, const Batch& batch)
+double training_step(Trainer& trainer, const Batch& batch)
 {
     const ForwardTrace trace = forward(trainer.model, batch.inputs, batch.window);
     const CrossEntropy loss = cross_entropy(trace.logits, batch.targets);

@@ -187,7 +187,7 @@ struct Trainer {
 /// \param trainer the model and its optimiser; changed in place
 /// \param batch the windows to learn from
 /// \return the loss on the batch before the step
-double train_step(Trainer& trainer, const Batch& batch);
+double training_step(Trainer& trainer, const Batch& batch);
 
 /// \brief Text drawn from the model one character at a time: each character is drawn from the
 ///        softmax of the logits after the last (at most context) characters, by the first

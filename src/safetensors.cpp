@@ -40,8 +40,8 @@ struct Json {
     enum class Kind { object, array, string, number } kind = Kind::number;
     std::string text;
     std::uint64_t number = 0;
-    std::vector<std::pair<std::string, Json>> members;
-    std::vector<Json> items;
+    std::vector<std::string> names;  // an object's member names, one per entry of items
+    std::vector<Json> items;         // an array's items, or an object's member values
 };
 
 class JsonReader {
@@ -124,7 +124,8 @@ private:
                 }
                 std::string name = parse_string();
                 expect(':');
-                value.members.emplace_back(std::move(name), parse(depth + 1));
+                value.items.push_back(parse(depth + 1));
+                value.names.push_back(std::move(name));
             } else {
                 value.items.push_back(parse(depth + 1));
             }
@@ -213,9 +214,9 @@ private:
 
 const Json* member(const Json& object, const std::string& name)
 {
-    for (const auto& [key, value] : object.members) {
-        if (key == name) {
-            return &value;
+    for (std::size_t i = 0; i < object.names.size(); ++i) {
+        if (object.names[i] == name) {
+            return &object.items[i];
         }
     }
     return nullptr;
@@ -356,7 +357,7 @@ ModelShape shape_of(const Json& root, std::size_t vocabulary)
     shape.width = static_cast<std::size_t>(dims->items[1].number);
     shape.heads = whole_metadata(*metadata, "heads", 1, shape.width);
     shape.context = whole_metadata(*metadata, "context", 1, 1000000);
-    const std::size_t tensors = root.members.size() - 1;
+    const std::size_t tensors = root.names.size() - 1;
     if (tensors < 2 || (tensors - 2) % 4 != 0 || (tensors - 2) / 4 > 64) {
         refuse(fmt::format("the header has {} tensors; a model of L layers has 4 L + 2, with L up to 64", tensors));
     }

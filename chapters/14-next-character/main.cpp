@@ -161,7 +161,7 @@ Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training,
         }
         if (step < steps) {
             const sa::Batch batch = sa::random_batch(training, batch_windows, context, generator);
-            run.training_loss.push_back(sa::train_step(trainer, batch));
+            run.training_loss.push_back(sa::training_step(trainer, batch));
         }
     }
     //< training
@@ -225,7 +225,7 @@ std::string losses_text(const Run& run, const Baselines& baselines, int digits)
     text += fmt::format("Held-out loss, nats per character (bits in brackets):\n"
                         "  counted bigram   {:.{}f} ({:.{}f})\n  counted trigram  {:.{}f} ({:.{}f})\n"
                         "  one layer        {:.{}f} ({:.{}f})\n"
-                        "The model beats the bigram by {:.{}f} nats per character.\n",
+                        "Bigram minus model: {:.{}f} nats per character.\n",
                         baselines.bigram, digits, baselines.bigram / std::log(2.0), digits,
                         baselines.trigram, digits, baselines.trigram / std::log(2.0), digits,
                         model, digits, model / std::log(2.0), digits, baselines.bigram - model, digits);
@@ -286,9 +286,11 @@ std::string next_character_chapter(const sa::Example& example)
     sa::LanguageModel model = loaded.model;
     if (load.empty()) {
         const sa::ModelShape shape{v, width, heads, 1, context};
+        const sa::AdamSettings adam{.learning_rate = learning_rate};
         report.text(fmt::format("Model: one attention layer, d = {}, h = {}, rotary positions, windows of {}; {} "
-                                "windows per step, Adam with α = {}, seed {}.\n", width, heads, context,
-                                batch_windows, learning_rate, example.seed));
+                                "windows per step; seed {}.\nAdam: α = {}, β1 = {}, β2 = {}, ε = {}.\n", width, heads,
+                                context, batch_windows, example.seed, adam.learning_rate, adam.beta1, adam.beta2,
+                                adam.epsilon));
         const Run run = train(shape, training, measured, vocabulary, steps, static_cast<std::uint64_t>(example.seed));
         report.text(losses_text(run, baselines, digits));
         report.line_plot("loss.svg", curve(run, baselines.bigram));

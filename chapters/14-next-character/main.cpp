@@ -202,7 +202,10 @@ void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const 
 
 sa::LinePlot curve(const Run& run, double bigram)
 {
-    sa::LinePlot plot = sa::loss_plot(run.training_loss, 10, run.checkpoints, run.held_out_loss);
+    // With --steps 0 there is no training loss, only the start's held-out loss.
+    sa::LinePlot plot = run.training_loss.empty()
+                            ? sa::LinePlot{.series = {{.name = "held-out", .x = {0.0}, .y = run.held_out_loss}}}
+                            : sa::loss_plot(run.training_loss, 10, run.checkpoints, run.held_out_loss);
     plot.title = "Loss while learning to predict the next character";
     plot.y_label = "cross-entropy, nats per character";
     plot.log_y = false;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzz the command line: build tests/fuzz/parse_fuzz.cpp with clang's libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer, then run it from the seed corpus
-# in tests/fuzz/corpus/ for a bounded time. The run fails on a crash, a sanitizer
+# in tests/fuzz/corpus/ for a bounded time. Then the same for chapter 14's model loader,
+# tests/fuzz/load_fuzz.cpp, from the seed files in tests/fuzz/model-corpus/. The run fails on a crash, a sanitizer
 # report, or an input that breaks the one-line error contract; libFuzzer then
 # writes that input to the build folder as crash-* and prints how to replay it.
 #
@@ -16,7 +17,7 @@ if [[ -z "$compiler" ]]; then
   echo "clang++-14 was not found. Install the Debian packages: apt-get install clang-14 libclang-rt-14-dev" >&2
   exit 1
 fi
-mkdir -p "$build/corpus"
+mkdir -p "$build/corpus" "$build/model-corpus"
 build="$(cd "$build" && pwd)"
 sources=("$root/tests/fuzz/parse_fuzz.cpp" "$root/src/cli.cpp" "$root/src/matrix.cpp" "$root/src/example.cpp")
 fuzzer="$build/parse_fuzz"
@@ -33,3 +34,17 @@ export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     "$build/corpus" "$root/tests/fuzz/corpus"
+
+# The model loader: any bytes given to --load are a model or a one-line refusal.
+loader="$build/load_fuzz"
+loader_sources=("$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp"
+                "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp"
+                "$root/src/dense.cpp" "$root/src/adam.cpp")
+if [[ ! -x "$loader" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$loader" \
+                                    \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
+  echo "building $loader"
+  "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" "${loader_sources[@]}" -lfmt -o "$loader"
+fi
+"$loader" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$build/model-corpus" "$root/tests/fuzz/model-corpus"

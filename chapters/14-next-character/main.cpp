@@ -1,0 +1,362 @@
+// Chapter 14, Predicting the next character: one layer of attention trained as a language model
+// on the King James Bible, measured against counted bigrams and trigrams, saved and loaded.
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "char_text.hpp"
+#include "cli.hpp"
+#include "language_model.hpp"
+#include "report.hpp"
+#include "safetensors.hpp"
+#include "svg.hpp"
+#include "training.hpp"
+
+namespace {
+
+//> settings
+constexpr std::size_t width = 64;              // d, the width of the residual stream
+constexpr std::size_t context = 64;            // the characters of a window
+constexpr std::size_t batch_windows = 16;      // windows in one training step
+constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenly over the held-out text
+constexpr double learning_rate = 1e-2;         // Adam's α
+//< settings
+
+std::string read_file(const std::string& path, const std::string& option)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw sa::UsageError(fmt::format("{}: cannot read the file {}", option, path));
+    }
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Corpus {
+    std::string name;
+    sa::TextSplit split;
+};
+
+Corpus load_corpus(const std::string& path)
+{
+    if (path.empty()) {
+        return {"the King James Bible, one verse per line; every tenth chapter held out",
+                {read_file(BOOK_KJV_TRAINING, "the King James text"), read_file(BOOK_KJV_HELD_OUT, "the King James text")}};
+    }
+    const std::string option = "--text " + path;
+    const std::string text = read_file(path, "--text");
+    try {
+        sa::check_plain_text(text, option);
+        return {path + "; every tenth line held out", sa::split_every_tenth_line(text, option)};
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(error.what());
+    }
+}
+
+sa::SavedModel load_model(const std::string& path, const sa::Vocabulary& vocabulary)
+{
+    sa::SavedModel saved;
+    try {
+        saved = sa::load_safetensors(read_file(path, "--load"));
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
+    }
+    if (saved.vocabulary != vocabulary.characters) {
+        throw sa::UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and they "
+                                         "differ; load a model trained on this text", path, saved.vocabulary.size(),
+                                         vocabulary.characters.size()));
+    }
+    return saved;
+}
+
+std::string evaluate_file(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path,
+                          int digits)
+{
+    const std::string option = "--eval " + path;
+    const std::string text = read_file(path, "--eval");
+    std::vector<std::size_t> tokens;
+    try {
+        sa::check_plain_text(text, option);
+        tokens = sa::encode(vocabulary, text);
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("{}: {}; the model knows only the characters of its training text", option,
+                                         error.what()));
+    }
+    if (tokens.size() < 2) {
+        throw sa::UsageError(fmt::format("{}: one character, nothing to predict; give at least two", option));
+    }
+    //> eval
+    // Every character from the second on, predicted from the ones before it in its window.
+    const sa::Batch batch{{tokens.begin(), tokens.end() - 1}, {tokens.begin() + 1, tokens.end()}, context};
+    const double loss = sa::evaluate(model, batch);
+    //< eval
+    return fmt::format("Mean cross-entropy of {} under the model: {:.{}f} nats ({:.{}f} bits) per character, "
+                       "{} predictions\n", path, loss, digits, loss / std::log(2.0), digits, batch.targets.size());
+}
+
+std::string sample_line(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, std::size_t step,
+                        std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    const std::vector<std::size_t> prompt{vocabulary.characters.find('\n') != std::string::npos
+                                              ? static_cast<std::size_t>(vocabulary.token_of_byte['\n'])
+                                              : 0};
+    std::string text = sa::decode(vocabulary, sa::sample(model, prompt, 72, generator));
+    for (char& c : text) {
+        c = c == '\n' ? '/' : c;  // a new verse
+    }
+    return fmt::format("  step {:>4}: {}\n", step, text);
+}
+
+struct Baselines {
+    double bigram_all = 0.0;  // the bigram on every held-out character
+    double bigram = 0.0;      // on the measured windows' characters
+    double trigram = 0.0;     // on the same characters
+};
+
+//> baselines
+Baselines counted_baselines(const std::vector<std::size_t>& training, const std::vector<std::size_t>& held_out,
+                            std::size_t v)
+{
+    const std::vector<std::size_t> measured = sa::even_batch_positions(held_out, held_out_windows, context);
+    const sa::BigramCounts bigrams = sa::count_bigrams(training, v);
+    std::vector<std::size_t> trigram_measured;  // the trigram needs two characters before
+    for (const std::size_t position : measured) {
+        if (position >= 2) {
+            trigram_measured.push_back(position);
+        }
+    }
+    return {sa::bigram_loss(bigrams, held_out, sa::all_targets(held_out.size())),
+            sa::bigram_loss(bigrams, held_out, measured),
+            sa::trigram_loss(training, held_out, trigram_measured, v)};
+}
+//< baselines
+
+struct Run {
+    sa::LanguageModel model;
+    std::vector<double> training_loss;      // each step's batch, before the step
+    std::vector<std::size_t> checkpoints;   // where the held-out loss was measured
+    std::vector<double> held_out_loss;
+    std::string samples;
+    double seconds = 0.0;                   // spent in the training steps, measured, never printed on stdout
+};
+
+Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training, const sa::Batch& measured,
+          const sa::Vocabulary& vocabulary, std::size_t steps, std::uint64_t seed)
+{
+    //> training
+    sa::SplitMix64 generator(seed);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = learning_rate});
+    Run run;
+    for (std::size_t step = 0; step <= steps; ++step) {
+        if (step % 100 == 0 || step == steps || step == 10 || step == 30) {
+            run.checkpoints.push_back(step);
+            run.held_out_loss.push_back(sa::evaluate(trainer.model, measured));
+        }
+        if (step == 0 || step == 100 || step == steps) {
+            run.samples += sample_line(trainer.model, vocabulary, step, seed);
+        }
+        if (step < steps) {
+            const auto start = std::chrono::steady_clock::now();
+            const sa::Batch batch = sa::random_batch(training, batch_windows, context, generator);
+            run.training_loss.push_back(sa::training_step(trainer, batch));
+            run.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+    }
+    //< training
+    run.model = trainer.model;
+    return run;
+}
+
+// The first held-out line of 20 to 40 characters (or the first 40 characters), without its newline.
+std::string shown_verse(const std::string& held_out)
+{
+    std::size_t start = 0;
+    while (start < held_out.size()) {
+        const std::size_t end = std::min(held_out.find('\n', start), held_out.size());
+        if (end - start >= 20 && end - start <= 40) {
+            return held_out.substr(start, end - start);
+        }
+        start = end + 1;
+    }
+    return held_out.substr(0, 40);
+}
+
+void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                const std::string& verse)
+{
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, verse);
+    std::vector<std::string> labels;
+    for (const char c : verse) {
+        labels.push_back(sa::character_label(c));
+    }
+    const std::vector<sa::Matrix> weights = sa::head_attention(model, 0, tokens);
+    for (std::size_t h = 0; h < weights.size(); ++h) {
+        report.heatmap(fmt::format("head-{}.svg", h + 1),
+                       {.title = fmt::format("Head {} on a held-out verse", h + 1), .values = weights[h],
+                        .row_labels = labels, .col_labels = labels, .precision = 1, .scale_label = "weight"});
+    }
+}
+
+sa::LinePlot curve(const Run& run, double bigram)
+{
+    // With --steps 0 there is no training loss, only the start's held-out loss.
+    sa::LinePlot plot = run.training_loss.empty()
+                            ? sa::LinePlot{.series = {{.name = "held-out", .x = {0.0}, .y = run.held_out_loss}}}
+                            : sa::loss_plot(run.training_loss, 10, run.checkpoints, run.held_out_loss);
+    plot.title = "Loss while learning to predict the next character";
+    plot.y_label = "cross-entropy, nats per character";
+    plot.log_y = false;
+    sa::Series line{.name = "counted bigram (held-out)"};
+    line.x = {0.0, static_cast<double>(run.checkpoints.back())};
+    line.y = {bigram, bigram};
+    plot.series.push_back(line);
+    return plot;
+}
+
+std::string losses_text(const Run& run, const Baselines& baselines, int digits)
+{
+    std::string text = "   step  held-out loss\n";
+    for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+        text += fmt::format("  {:>5}  {:.{}f}\n", run.checkpoints[i], run.held_out_loss[i], digits);
+    }
+    const double model = run.held_out_loss.back();
+    text += fmt::format("\nSamples, each drawn from a new verse with the seed's generator ('/' starts a verse):\n{}\n",
+                        run.samples);
+    text += fmt::format("Held-out loss, nats per character (bits in brackets):\n"
+                        "  counted bigram   {:.{}f} ({:.{}f})\n  counted trigram  {:.{}f} ({:.{}f})\n"
+                        "  one layer        {:.{}f} ({:.{}f})\n"
+                        "Bigram minus model: {:.{}f} nats per character.\n",
+                        baselines.bigram, digits, baselines.bigram / std::log(2.0), digits,
+                        baselines.trigram, digits, baselines.trigram / std::log(2.0), digits,
+                        model, digits, model / std::log(2.0), digits, baselines.bigram - model, digits);
+    return text;
+}
+
+// The measured speed is a fact about the machine, not the model: it goes to a file of its own,
+// never into the checked output.
+void write_speed(const std::string& path, std::size_t steps, double seconds)
+{
+    if (path.empty() || steps == 0) {
+        return;
+    }
+    std::ofstream out(path);
+    out << fmt::format("{:.0f} training tokens per second: {} steps of {} windows of {} characters in {:.1f} s, "
+                       "measured on the machine that built this copy\n",
+                       static_cast<double>(steps * batch_windows * context) / seconds, steps, batch_windows, context,
+                       seconds);
+    if (!out) {
+        throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
+    }
+}
+
+// The note goes to stderr, so that the output with --save is the output without it.
+void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path)
+{
+    const std::string bytes = sa::save_safetensors(model, vocabulary.characters);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+        throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
+    }
+    std::fprintf(stderr, "ch14-next-character: note: saved the model to %s: %zu bytes, %zu tensors\n", path.c_str(),
+                 bytes.size(), sa::parameter_names(model.shape).size());
+}
+
+std::string text_summary(const std::string& name, const sa::Vocabulary& vocabulary, std::size_t training,
+                         std::size_t held_out, double bigram_all, int digits)
+{
+    std::string characters;
+    for (const char c : vocabulary.characters) {
+        characters += sa::character_label(c);
+    }
+    const std::size_t v = vocabulary.characters.size();
+    return fmt::format("Text: {}.\nTraining text: {} characters. Held-out text: {} characters.\n"
+                       "Vocabulary: V = {} distinct characters: {}\n"
+                       "Guessing uniformly costs ln V = {:.{}f} nats per character.\n"
+                       "Counted bigram with add-one smoothing, on every held-out character: {:.{}f}\n"
+                       "Measured from here on: {} held-out windows of {} characters, {} predictions.\n\n",
+                       name, training, held_out, v, characters, std::log(static_cast<double>(v)), digits, bigram_all,
+                       digits, held_out_windows, context, held_out_windows * context);
+}
+
+std::string next_character_chapter(const sa::Example& example)
+{
+    const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
+    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 32));
+    if (width % heads != 0 || (width / heads) % 2 != 0) {
+        throw sa::UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose "
+                                         "1, 2, 4, 8, 16 or 32", heads, width));
+    }
+    const Corpus corpus = load_corpus(example.options.at("--text"));
+    //> text
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
+    const std::vector<std::size_t> training = sa::encode(vocabulary, corpus.split.training);
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, corpus.split.held_out);
+    const std::size_t v = vocabulary.characters.size();
+    //< text
+    if (training.size() <= context + 1 || held_out.size() <= context + 1) {
+        throw sa::UsageError(fmt::format("--text: the training text has {} characters and the held-out text {}; each "
+                                         "needs more than {}, a window and the character after it",
+                                         training.size(), held_out.size(), context + 1));
+    }
+    const std::string& load = example.options.at("--load");
+    const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : load_model(load, vocabulary);
+    const Baselines baselines = counted_baselines(training, held_out, v);
+    const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
+    const int digits = example.precision;
+    sa::Report report(example);
+    report.text(text_summary(corpus.name, vocabulary, training.size(), held_out.size(), baselines.bigram_all,
+                             digits));
+    sa::LanguageModel model = loaded.model;
+    if (load.empty()) {
+        const sa::ModelShape shape{v, width, heads, 1, context};
+        const sa::AdamSettings adam{.learning_rate = learning_rate};
+        report.text(fmt::format("Model: one attention layer, d = {}, h = {}, rotary positions, windows of {}; {} "
+                                "windows per step; seed {}.\nAdam: α = {}, β1 = {}, β2 = {}, ε = {}.\n", width, heads,
+                                context, batch_windows, example.seed, adam.learning_rate, adam.beta1, adam.beta2,
+                                adam.epsilon));
+        const Run run = train(shape, training, measured, vocabulary, steps, static_cast<std::uint64_t>(example.seed));
+        report.text(losses_text(run, baselines, digits));
+        report.line_plot("loss.svg", curve(run, baselines.bigram));
+        write_speed(example.options.at("--speed"), steps, run.seconds);
+        model = run.model;
+    } else {
+        report.text(fmt::format("Loaded {}: d = {}, h = {}, {} layer(s), context {}.\nHeld-out loss: {:.{}f} nats per "
+                                "character; counted bigram {:.{}f}, trigram {:.{}f}.\n", load, model.shape.width,
+                                model.shape.heads, model.shape.layers, model.shape.context,
+                                sa::evaluate(model, measured), digits, baselines.bigram, digits, baselines.trigram,
+                                digits));
+    }
+    draw_heads(report, model, vocabulary, shown_verse(corpus.split.held_out));
+    if (!example.options.at("--eval").empty()) {
+        report.text(evaluate_file(model, vocabulary, example.options.at("--eval"), digits));
+    }
+    if (!example.options.at("--save").empty()) {
+        save_model(model, vocabulary, example.options.at("--save"));
+    }
+    return report.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch14-next-character",
+                         "train one layer of attention to predict the next character of the King James Bible",
+                         sa::mouse_eats_cheese()};
+    info.uses_seed = true;
+    info.options = {{"--steps", "N", "training steps, 0 to 5000", "600"},
+                    {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
+                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
+                    {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},
+                    {"--load", "FILE", "read a saved model instead of training one", ""},
+                    {"--eval", "FILE", "print the model's mean cross-entropy on the text in FILE", ""},
+                    {"--speed", "FILE", "write the measured training speed (tokens per second) to FILE", ""}};
+    const std::string own = "the model reads the characters of a text, not the book's example";
+    info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
+                           {"--causal", "the model is always causal"}};
+    return sa::run_program(info, argc, argv, next_character_chapter);
+}

@@ -1,0 +1,1 @@
+ch14-next-character --steps 50 --heads 2 --seed 7

@@ -1,0 +1,217 @@
+#include "char_text.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace sa {
+
+namespace {
+
+std::size_t line_of(const std::string& text, std::size_t position)
+{
+    std::size_t line = 1;
+    for (std::size_t i = 0; i < position; ++i) {
+        line += text[i] == '\n' ? 1 : 0;
+    }
+    return line;
+}
+
+std::string quoted(char character)
+{
+    return character == '\n' ? "a newline" : fmt::format("'{}'", character_label(character));
+}
+
+}  // namespace
+
+Vocabulary make_vocabulary(const std::string& text)
+{
+    std::array<bool, 256> seen{};
+    for (const char character : text) {
+        seen[static_cast<unsigned char>(character)] = true;
+    }
+    Vocabulary vocabulary;
+    vocabulary.token_of_byte.fill(-1);
+    for (std::size_t byte = 0; byte < seen.size(); ++byte) {
+        if (seen[byte]) {
+            vocabulary.token_of_byte[byte] = static_cast<int>(vocabulary.characters.size());
+            vocabulary.characters.push_back(static_cast<char>(byte));
+        }
+    }
+    return vocabulary;
+}
+
+std::vector<std::size_t> encode(const Vocabulary& vocabulary, const std::string& text)
+{
+    std::vector<std::size_t> tokens;
+    tokens.reserve(text.size());
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const int token = vocabulary.token_of_byte[static_cast<unsigned char>(text[i])];
+        if (token < 0) {
+            throw std::invalid_argument(fmt::format("encode: {} on line {} is not in the vocabulary of {} characters",
+                                                    quoted(text[i]), line_of(text, i),
+                                                    vocabulary.characters.size()));
+        }
+        tokens.push_back(static_cast<std::size_t>(token));
+    }
+    return tokens;
+}
+
+std::string decode(const Vocabulary& vocabulary, const std::vector<std::size_t>& tokens)
+{
+    std::string text;
+    text.reserve(tokens.size());
+    for (const std::size_t token : tokens) {
+        text.push_back(vocabulary.characters.at(token));
+    }
+    return text;
+}
+
+std::string character_label(char character)
+{
+    if (character == '\n') {
+        return "\\n";
+    }
+    if (character == ' ') {
+        return "␣";
+    }
+    if (character == '\t') {
+        return "\\t";
+    }
+    if (character == '\r') {
+        return "\\r";
+    }
+    return std::string(1, character);
+}
+
+void check_plain_text(const std::string& text, const std::string& name)
+{
+    if (text.empty()) {
+        throw std::invalid_argument(fmt::format("{}: the file is empty; give a plain text of at least 10 lines", name));
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const bool plain = (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t' || byte == '\r';
+        if (!plain) {
+            throw std::invalid_argument(fmt::format("{}: byte 0x{:02x} on line {} is not text; the model reads plain "
+                                                    "ASCII (printable characters, tabs and newlines)",
+                                                    name, byte, line_of(text, i)));
+        }
+    }
+}
+
+TextSplit split_every_tenth_line(const std::string& text, const std::string& name)
+{
+    if (make_vocabulary(text).characters.size() == 1) {
+        throw std::invalid_argument(fmt::format("{}: the text holds one distinct character ({}); there is nothing to "
+                                                "predict, give a text with at least two", name, quoted(text[0])));
+    }
+    TextSplit split;
+    std::size_t line = 1;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t newline = text.find('\n', start);
+        const std::size_t end = newline == std::string::npos ? text.size() : newline + 1;
+        (line % 10 == 0 ? split.held_out : split.training).append(text, start, end - start);
+        start = end;
+        ++line;
+    }
+    if (line <= 10) {
+        throw std::invalid_argument(fmt::format("{}: the text has {} line{}; it needs at least 10, since every tenth "
+                                                "line is held out to measure the model",
+                                                name, line - 1, line == 2 ? "" : "s"));
+    }
+    check_split(split, name);
+    return split;
+}
+
+void check_split(const TextSplit& split, const std::string& name)
+{
+    const Vocabulary vocabulary = make_vocabulary(split.training);
+    if (vocabulary.characters.size() < 2) {
+        throw std::invalid_argument(fmt::format("{}: the training text holds one distinct character ({}); there is "
+                                                "nothing to predict, give a text with at least two",
+                                                name, quoted(vocabulary.characters.at(0))));
+    }
+    for (std::size_t i = 0; i < split.held_out.size(); ++i) {
+        if (vocabulary.token_of_byte[static_cast<unsigned char>(split.held_out[i])] < 0) {
+            throw std::invalid_argument(fmt::format("{}: the held-out text (every tenth line) holds {} on its line {}, "
+                                                    "which the training text never uses; every held-out character "
+                                                    "must be in the vocabulary, the training text's characters",
+                                                    name, quoted(split.held_out[i]), line_of(split.held_out, i)));
+        }
+    }
+}
+
+BigramCounts count_bigrams(const std::vector<std::size_t>& tokens, std::size_t vocabulary)
+{
+    BigramCounts counts{vocabulary, std::vector<double>(vocabulary * vocabulary, 0.0),
+                        std::vector<double>(vocabulary, 0.0)};
+    for (std::size_t j = 1; j < tokens.size(); ++j) {
+        counts.pairs.at(tokens[j - 1] * vocabulary + tokens[j]) += 1.0;
+        counts.firsts.at(tokens[j - 1]) += 1.0;
+    }
+    return counts;
+}
+
+//> bigram
+double bigram_probability(const BigramCounts& counts, std::size_t previous, std::size_t next)
+{
+    const auto v = static_cast<double>(counts.vocabulary);
+    return (counts.pairs.at(previous * counts.vocabulary + next) + 1.0) / (counts.firsts.at(previous) + v);
+}
+//< bigram
+
+double bigram_loss(const BigramCounts& counts, const std::vector<std::size_t>& tokens,
+                   const std::vector<std::size_t>& targets)
+{
+    if (targets.empty()) {
+        throw std::invalid_argument("bigram_loss: no position to predict");
+    }
+    double total = 0.0;
+    for (const std::size_t j : targets) {
+        if (j == 0 || j >= tokens.size()) {
+            throw std::invalid_argument(fmt::format("bigram_loss: position {} has no previous character in a text "
+                                                    "of {}", j, tokens.size()));
+        }
+        total -= std::log(bigram_probability(counts, tokens[j - 1], tokens[j]));
+    }
+    return total / static_cast<double>(targets.size());
+}
+
+std::vector<std::size_t> all_targets(std::size_t length)
+{
+    std::vector<std::size_t> targets;
+    for (std::size_t j = 1; j < length; ++j) {
+        targets.push_back(j);
+    }
+    return targets;
+}
+
+double trigram_loss(const std::vector<std::size_t>& training, const std::vector<std::size_t>& tokens,
+                    const std::vector<std::size_t>& targets, std::size_t vocabulary)
+{
+    if (targets.empty()) {
+        throw std::invalid_argument("trigram_loss: no position to predict");
+    }
+    const std::size_t v = vocabulary;
+    std::vector<double> triples(v * v * v, 0.0);
+    std::vector<double> pairs(v * v, 0.0);
+    for (std::size_t j = 2; j < training.size(); ++j) {
+        triples.at((training[j - 2] * v + training[j - 1]) * v + training[j]) += 1.0;
+        pairs.at(training[j - 2] * v + training[j - 1]) += 1.0;
+    }
+    double total = 0.0;
+    for (const std::size_t j : targets) {
+        if (j < 2 || j >= tokens.size()) {
+            throw std::invalid_argument(fmt::format("trigram_loss: position {} has no two previous characters in a "
+                                                    "text of {}", j, tokens.size()));
+        }
+        const std::size_t context = tokens[j - 2] * v + tokens[j - 1];
+        total -= std::log((triples.at(context * v + tokens[j]) + 1.0) / (pairs.at(context) + static_cast<double>(v)));
+    }
+    return total / static_cast<double>(targets.size());
+}
+
+}  // namespace sa

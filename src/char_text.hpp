@@ -1,0 +1,133 @@
+/// \file char_text.hpp
+/// \brief Chapter 14's text: characters as tokens, the vocabulary, the split into training
+///        and held-out text, and the counted n-gram baselines every model must beat.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sa {
+
+/// \brief The distinct characters of a training text, in byte order, and the token of each.
+///
+/// A token is a character's position in characters: with characters "\n ,ab" the token of
+/// 'a' is 3. The book reads plain ASCII text, one byte per character.
+struct Vocabulary {
+    std::string characters = {};                 ///< the distinct characters, in increasing byte order
+    std::array<int, 256> token_of_byte = {};     ///< the token of each byte, −1 for a byte not in the text
+};
+
+/// \brief The vocabulary of a text: its distinct characters in byte order.
+/// \param text the training text
+/// \return the vocabulary; V = characters.size()
+[[nodiscard]] Vocabulary make_vocabulary(const std::string& text);
+
+/// \brief The tokens of a text under a vocabulary, one per character.
+/// \param vocabulary from make_vocabulary()
+/// \param text the text; every character must be in the vocabulary
+/// \return the tokens, each from 0 to V − 1
+/// \throws std::invalid_argument naming the first character outside the vocabulary and its line
+[[nodiscard]] std::vector<std::size_t> encode(const Vocabulary& vocabulary, const std::string& text);
+
+/// \brief The characters of tokens, the inverse of encode().
+/// \param vocabulary the vocabulary
+/// \param tokens tokens from 0 to V − 1
+/// \return the text
+/// \throws std::out_of_range if a token is not below V
+[[nodiscard]] std::string decode(const Vocabulary& vocabulary, const std::vector<std::size_t>& tokens);
+
+/// \brief A character as a label in a table or figure: "\n" for a newline, "␣" for a space,
+///        the character itself otherwise.
+/// \param character the character
+/// \return the label
+[[nodiscard]] std::string character_label(char character);
+
+/// \brief A training text and its held-out text.
+struct TextSplit {
+    std::string training = {};  ///< the text the model learns from
+    std::string held_out = {};  ///< the text it is measured on, never trained on
+};
+
+/// \brief Checks that a file's bytes are plain text the book can read: printable ASCII,
+///        tabs, newlines and carriage returns only.
+/// \param text the file's bytes
+/// \param name how to name the file in a message, e.g. "--text book.txt"
+/// \throws std::invalid_argument if the text is empty or holds another byte, naming the byte and
+///         its line, e.g. "--text a.bin: byte 0x00 on line 1 is not text; the model reads plain
+///         ASCII (printable characters, tabs and newlines)"
+void check_plain_text(const std::string& text, const std::string& name);
+
+/// \brief The reader's text split by lines: every tenth line (the 10th, 20th, …) is held out,
+///        the others are for training; each line keeps its newline.
+///
+/// It is the rule the book's King James text follows by chapters (every tenth chapter held out),
+/// applied to lines because a reader's text has no chapters.
+/// \param text the whole text, already checked by check_plain_text()
+/// \param name how to name the file in a message
+/// \return the split
+/// \throws std::invalid_argument if the text holds one distinct character, has fewer than 10 lines, if the training lines hold
+///         fewer than two distinct characters, or if a held-out line holds a character the
+///         training lines never use (the vocabulary is the training text's characters)
+[[nodiscard]] TextSplit split_every_tenth_line(const std::string& text, const std::string& name);
+
+/// \brief Checks that a split can be used: at least two distinct training characters and no
+///        held-out character outside the training text's vocabulary.
+/// \param split the two texts
+/// \param name how to name the text in a message
+/// \throws std::invalid_argument naming the problem in one line
+void check_split(const TextSplit& split, const std::string& name);
+
+/// \brief Character pairs counted in a training text: count(a, b) is how often b follows a.
+struct BigramCounts {
+    std::size_t vocabulary = 0;            ///< V
+    std::vector<double> pairs = {};        ///< V×V, row a, column b: how often b follows a
+    std::vector<double> firsts = {};       ///< V: how often a is followed by anything, the row sums
+};
+
+/// \brief Counts every pair of neighbouring tokens.
+/// \param tokens the training tokens
+/// \param vocabulary V; every token is below it
+/// \return the counts
+[[nodiscard]] BigramCounts count_bigrams(const std::vector<std::size_t>& tokens, std::size_t vocabulary);
+
+/// \brief The bigram's probability with add-one (Laplace) smoothing:
+///        \f$ P(b \mid a) = \frac{\mathrm{count}(a, b) + 1}{\mathrm{count}(a) + V} \f$.
+///
+/// Every pair gets one extra, imagined sighting, so a pair never seen in training still has a
+/// small probability instead of 0 (whose loss would be infinite).
+/// \param counts from count_bigrams()
+/// \param previous a
+/// \param next b
+/// \return \f$ P(b \mid a) \f$
+[[nodiscard]] double bigram_probability(const BigramCounts& counts, std::size_t previous, std::size_t next);
+
+/// \brief The mean cross-entropy of the bigram on chosen characters of a text, in nats:
+///        \f$ -\frac{1}{|T|} \sum_{j \in T} \ln P(t_j \mid t_{j-1}) \f$.
+/// \param counts from count_bigrams()
+/// \param tokens the text's tokens
+/// \param targets the positions j ≥ 1 to predict, in the order they are summed
+/// \return the loss in nats per character
+/// \throws std::invalid_argument if there is no target or one is 0 or past the end
+[[nodiscard]] double bigram_loss(const BigramCounts& counts, const std::vector<std::size_t>& tokens,
+                                 const std::vector<std::size_t>& targets);
+
+/// \brief Every position of a text from the second on: 1, 2, …, n − 1.
+/// \param length n, the number of tokens
+/// \return the positions
+[[nodiscard]] std::vector<std::size_t> all_targets(std::size_t length);
+
+/// \brief The mean cross-entropy of a counted trigram with add-one smoothing on chosen positions:
+///        \f$ P(c \mid a, b) = \frac{\mathrm{count}(a, b, c) + 1}{\mathrm{count}(a, b) + V} \f$,
+///        averaged as in bigram_loss() over positions j ≥ 2.
+/// \param training the training tokens, counted
+/// \param tokens the evaluated text's tokens
+/// \param targets the positions j ≥ 2 to predict
+/// \param vocabulary V
+/// \return the loss in nats per character
+/// \throws std::invalid_argument if there is no target or one is below 2 or past the end
+[[nodiscard]] double trigram_loss(const std::vector<std::size_t>& training, const std::vector<std::size_t>& tokens,
+                                  const std::vector<std::size_t>& targets, std::size_t vocabulary);
+
+}  // namespace sa

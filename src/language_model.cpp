@@ -1,0 +1,471 @@
+#include "language_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cross_entropy.hpp"
+#include "dense.hpp"
+#include "embedding.hpp"
+
+namespace sa {
+
+namespace {
+
+Matrix scaled_random(std::size_t rows, std::size_t cols, double spread, SplitMix64& generator)
+{
+    Matrix matrix = random_matrix(rows, cols, generator);
+    double* entry = matrix.data();
+    for (std::size_t i = 0; i < rows * cols; ++i) {
+        entry[i] *= spread;
+    }
+    return matrix;
+}
+
+// cos(p θ_i) and sin(p θ_i) for positions p < window and pairs i < d_head / 2, computed as
+// rope() computes them, so the turned vectors are rope()'s bit for bit.
+struct RotaryTable {
+    std::size_t pairs = 0;
+    std::vector<double> cosine;
+    std::vector<double> sine;
+};
+
+RotaryTable rotary_table(std::size_t window, std::size_t head_dim)
+{
+    RotaryTable table{head_dim / 2, {}, {}};
+    const double d = static_cast<double>(head_dim);
+    for (std::size_t p = 0; p < window; ++p) {
+        for (std::size_t i = 0; i < table.pairs; ++i) {
+            const double theta = std::pow(10000.0, -2.0 * static_cast<double>(i) / d);
+            table.cosine.push_back(std::cos(static_cast<double>(p) * theta));
+            table.sine.push_back(std::sin(static_cast<double>(p) * theta));
+        }
+    }
+    return table;
+}
+
+// Turns every head's pairs (2i, 2i+1) of each row by its angle; back = true turns by minus the
+// angle, which is the backward pass of the turn (a rotation's transpose is its inverse).
+void rotate(Matrix& matrix, std::size_t heads, std::size_t window, const RotaryTable& table, bool back)
+{
+    const std::size_t d = matrix.cols();
+    const std::size_t head_dim = d / heads;
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        const std::size_t p = r % window;
+        double* row = matrix.data() + r * d;
+        for (std::size_t h = 0; h < heads; ++h) {
+            for (std::size_t i = 0; i < table.pairs; ++i) {
+                const double c = table.cosine[p * table.pairs + i];
+                const double s = back ? -table.sine[p * table.pairs + i] : table.sine[p * table.pairs + i];
+                double* pair = row + h * head_dim + 2 * i;
+                const double x = pair[0];
+                const double y = pair[1];
+                pair[0] = x * c - y * s;
+                pair[1] = x * s + y * c;
+            }
+        }
+    }
+}
+
+struct Slice {
+    std::size_t first_row;  // the window's first row
+    std::size_t rows;       // its length
+    std::size_t column;     // the head's first column
+    std::size_t head_dim;
+    std::size_t weights;    // where its weights start in LayerTrace::weights; row i holds A(i, 0..i)
+};
+
+// One head on one window: A = softmax(Q Kᵀ / √d_head, causal), C = A V.
+void head_forward(LayerTrace& t, const Slice& s)
+{
+    Matrix& joined = t.joined;
+    const std::size_t d = joined.cols();
+    const double root = std::sqrt(static_cast<double>(s.head_dim));
+    for (std::size_t i = 0; i < s.rows; ++i) {
+        const double* q = t.queries.data() + (s.first_row + i) * d + s.column;
+        double* a = t.weights.data() + s.weights + i * s.rows;
+        double largest = -std::numeric_limits<double>::infinity();
+        for (std::size_t j = 0; j <= i; ++j) {
+            const double* k = t.keys.data() + (s.first_row + j) * d + s.column;
+            double score = 0.0;
+            for (std::size_t c = 0; c < s.head_dim; ++c) {
+                score += q[c] * k[c];
+            }
+            a[j] = score / root;
+            largest = std::fmax(largest, a[j]);
+        }
+        double total = 0.0;
+        for (std::size_t j = 0; j <= i; ++j) {
+            a[j] = std::exp(a[j] - largest);
+            total += a[j];
+        }
+        double* out = joined.data() + (s.first_row + i) * d + s.column;
+        for (std::size_t j = 0; j <= i; ++j) {
+            a[j] /= total;
+            const double* v = t.values.data() + (s.first_row + j) * d + s.column;
+            for (std::size_t c = 0; c < s.head_dim; ++c) {
+                out[c] += a[j] * v[c];
+            }
+        }
+    }
+}
+
+struct HeadGrads {
+    Matrix& d_queries;
+    Matrix& d_keys;
+    Matrix& d_values;
+};
+
+// One head on one window, backwards: dA = dC Vᵀ, dV = Aᵀ dC, dS = A ∘ (dA − rowsum(dA ∘ A)) / √d_head,
+// dQ = dS K, dK = dSᵀ Q; every sum in the order of the rows.
+void head_backward(const LayerTrace& t, const Matrix& d_joined, const Slice& s, HeadGrads g,
+                   std::vector<double>& d_a)
+{
+    const std::size_t d = d_joined.cols();
+    const double root = std::sqrt(static_cast<double>(s.head_dim));
+    for (std::size_t i = 0; i < s.rows; ++i) {
+        const std::size_t row_i = (s.first_row + i) * d + s.column;
+        const double* d_out = d_joined.data() + row_i;
+        const double* a = t.weights.data() + s.weights + i * s.rows;
+        double weighted = 0.0;
+        for (std::size_t j = 0; j <= i; ++j) {
+            const double* v = t.values.data() + (s.first_row + j) * d + s.column;
+            double dot = 0.0;
+            for (std::size_t c = 0; c < s.head_dim; ++c) {
+                dot += d_out[c] * v[c];
+            }
+            d_a[j] = dot;
+            weighted += a[j] * dot;
+        }
+        const double* q = t.queries.data() + row_i;
+        double* d_q = g.d_queries.data() + row_i;
+        for (std::size_t j = 0; j <= i; ++j) {
+            const std::size_t row_j = (s.first_row + j) * d + s.column;
+            const double d_score = a[j] * (d_a[j] - weighted) / root;
+            const double* k = t.keys.data() + row_j;
+            double* d_k = g.d_keys.data() + row_j;
+            double* d_v = g.d_values.data() + row_j;
+            for (std::size_t c = 0; c < s.head_dim; ++c) {
+                d_q[c] += d_score * k[c];
+                d_k[c] += d_score * q[c];
+                d_v[c] += a[j] * d_out[c];
+            }
+        }
+    }
+}
+
+std::size_t window_count(std::size_t rows, std::size_t window)
+{
+    return (rows + window - 1) / window;
+}
+
+Slice slice_of(const LayerTrace& t, std::size_t w, std::size_t h, std::size_t heads, std::size_t window)
+{
+    const std::size_t rows = t.input.rows();
+    const std::size_t head_dim = t.input.cols() / heads;
+    const std::size_t first = w * window;
+    const std::size_t length = std::min(window, rows - first);
+    // Window w's heads come one after another; a window of n rows keeps n×n weights per head.
+    const std::size_t offset = first * window * heads + h * length * length;
+    return {first, length, h * head_dim, head_dim, offset};
+}
+
+void check_shape(const ModelShape& shape)
+{
+    if (shape.vocabulary < 2 || shape.width == 0 || shape.heads == 0 || shape.width % shape.heads != 0 ||
+        (shape.width / shape.heads) % 2 != 0 || shape.context == 0) {
+        throw std::invalid_argument(fmt::format("language model: V = {}, d = {}, h = {}, context {}; V needs at "
+                                                "least 2, and d/h must be a whole even number (rotary pairs)",
+                                                shape.vocabulary, shape.width, shape.heads, shape.context));
+    }
+}
+
+}  // namespace
+
+LanguageModel random_model(const ModelShape& shape, SplitMix64& generator)
+{
+    check_shape(shape);
+    const std::size_t d = shape.width;
+    const double spread = 1.0 / std::sqrt(static_cast<double>(d));
+    LanguageModel model{shape, scaled_random(shape.vocabulary, d, 1.0, generator), {}, {}};
+    for (std::size_t l = 0; l < shape.layers; ++l) {
+        AttentionLayer layer;
+        layer.w_query = scaled_random(d, d, spread, generator);
+        layer.w_key = scaled_random(d, d, spread, generator);
+        layer.w_value = scaled_random(d, d, spread, generator);
+        layer.w_out = scaled_random(d, d, spread, generator);
+        model.layers.push_back(layer);
+    }
+    model.unembedding = scaled_random(d, shape.vocabulary, 0.01, generator);
+    return model;
+}
+
+LanguageModel zero_model(const ModelShape& shape)
+{
+    const std::size_t d = shape.width;
+    LanguageModel model{shape, Matrix(shape.vocabulary, d), {}, Matrix(d, shape.vocabulary)};
+    for (std::size_t l = 0; l < shape.layers; ++l) {
+        model.layers.push_back({Matrix(d, d), Matrix(d, d), Matrix(d, d), Matrix(d, d)});
+    }
+    return model;
+}
+
+std::vector<Matrix*> parameters(LanguageModel& model)
+{
+    std::vector<Matrix*> all{&model.embedding};
+    for (AttentionLayer& layer : model.layers) {
+        all.insert(all.end(), {&layer.w_query, &layer.w_key, &layer.w_value, &layer.w_out});
+    }
+    all.push_back(&model.unembedding);
+    return all;
+}
+
+std::vector<std::string> parameter_names(const ModelShape& shape)
+{
+    std::vector<std::string> names{"embedding"};
+    for (std::size_t l = 0; l < shape.layers; ++l) {
+        for (const char* matrix : {"w_query", "w_key", "w_value", "w_out"}) {
+            names.push_back(fmt::format("layers.{}.{}", l, matrix));
+        }
+    }
+    names.emplace_back("unembedding");
+    return names;
+}
+
+//> layer-forward
+Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads, std::size_t window,
+                     LayerTrace* trace)
+{
+    LayerTrace local;
+    LayerTrace& t = trace != nullptr ? *trace : local;
+    const RotaryTable table = rotary_table(window, input.cols() / heads);
+    t.input = input;
+    t.queries = multiply(input, layer.w_query);
+    t.keys = multiply(input, layer.w_key);
+    t.values = multiply(input, layer.w_value);
+    rotate(t.queries, heads, window, table, false);
+    rotate(t.keys, heads, window, table, false);
+    t.weights.assign(input.rows() * window * heads, 0.0);
+    t.joined = Matrix(input.rows(), input.cols());
+    for (std::size_t w = 0; w < window_count(input.rows(), window); ++w) {
+        for (std::size_t h = 0; h < heads; ++h) {
+            head_forward(t, slice_of(t, w, h, heads, window));
+        }
+    }
+    Matrix output = multiply(t.joined, layer.w_out);
+    add_in_place(output, input);  // the residual stream: X + C W_O
+    return output;
+}
+//< layer-forward
+
+namespace {
+
+// dY at a layer's output to its parameters' gradients; returns dX at its input.
+Matrix layer_backward(const AttentionLayer& layer, const LayerTrace& t, const Matrix& d_output,
+                      std::size_t heads, std::size_t window, AttentionLayer& grads)
+{
+    grads.w_out = multiply_transposed_lhs(t.joined, d_output);
+    const Matrix d_joined = multiply_transposed_rhs(d_output, layer.w_out);
+    Matrix d_queries(t.input.rows(), t.input.cols());
+    Matrix d_keys(t.input.rows(), t.input.cols());
+    Matrix d_values(t.input.rows(), t.input.cols());
+    std::vector<double> scratch(window);
+    for (std::size_t w = 0; w < window_count(t.input.rows(), window); ++w) {
+        for (std::size_t h = 0; h < heads; ++h) {
+            head_backward(t, d_joined, slice_of(t, w, h, heads, window),
+                          {d_queries, d_keys, d_values}, scratch);
+        }
+    }
+    const RotaryTable table = rotary_table(window, t.input.cols() / heads);
+    rotate(d_queries, heads, window, table, true);
+    rotate(d_keys, heads, window, table, true);
+    grads.w_query = multiply_transposed_lhs(t.input, d_queries);
+    grads.w_key = multiply_transposed_lhs(t.input, d_keys);
+    grads.w_value = multiply_transposed_lhs(t.input, d_values);
+    Matrix d_input = d_output;  // the residual passes dY through unchanged
+    add_in_place(d_input, multiply_transposed_rhs(d_queries, layer.w_query));
+    add_in_place(d_input, multiply_transposed_rhs(d_keys, layer.w_key));
+    add_in_place(d_input, multiply_transposed_rhs(d_values, layer.w_value));
+    return d_input;
+}
+
+}  // namespace
+
+//> forward
+ForwardTrace forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
+{
+    if (window == 0 || tokens.empty()) {
+        throw std::invalid_argument("forward: no tokens, or a window of 0 rows");
+    }
+    ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
+    trace.stream = embed(model.embedding, tokens);
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+        trace.stream = layer_forward(model.layers[l], trace.stream, model.shape.heads, window, &trace.layers[l]);
+    }
+    trace.logits = multiply(trace.stream, model.unembedding);
+    return trace;
+}
+//< forward
+
+//> backward
+LanguageModel backward(const LanguageModel& model, const ForwardTrace& trace, const Matrix& d_logits)
+{
+    LanguageModel grads{model.shape, {}, std::vector<AttentionLayer>(model.layers.size()), {}};
+    grads.unembedding = multiply_transposed_lhs(trace.stream, d_logits);
+    Matrix d_stream = multiply_transposed_rhs(d_logits, model.unembedding);
+    for (std::size_t l = model.layers.size(); l-- > 0;) {
+        d_stream = layer_backward(model.layers[l], trace.layers[l], d_stream, model.shape.heads, trace.window,
+                                  grads.layers[l]);
+    }
+    grads.embedding = embedding_backward(d_stream, trace.tokens, model.shape.vocabulary);
+    return grads;
+}
+//< backward
+
+Batch random_batch(const std::vector<std::size_t>& tokens, std::size_t count, std::size_t window,
+                   SplitMix64& generator)
+{
+    if (tokens.size() <= window) {
+        throw std::invalid_argument(fmt::format("random_batch: a text of {} characters has no window of {} and "
+                                                "the character after it", tokens.size(), window));
+    }
+    Batch batch{{}, {}, window};
+    for (std::size_t w = 0; w < count; ++w) {
+        const std::size_t start = generator.next() % (tokens.size() - window);
+        batch.inputs.insert(batch.inputs.end(), tokens.begin() + static_cast<std::ptrdiff_t>(start),
+                            tokens.begin() + static_cast<std::ptrdiff_t>(start + window));
+        batch.targets.insert(batch.targets.end(), tokens.begin() + static_cast<std::ptrdiff_t>(start + 1),
+                             tokens.begin() + static_cast<std::ptrdiff_t>(start + window + 1));
+    }
+    return batch;
+}
+
+std::vector<std::size_t> even_batch_positions(const std::vector<std::size_t>& tokens, std::size_t count,
+                                              std::size_t window)
+{
+    if (tokens.size() <= window || count == 0) {
+        throw std::invalid_argument(fmt::format("even_batch: a text of {} characters has no {} windows of {} and "
+                                                "the character after each", tokens.size(), count, window));
+    }
+    std::vector<std::size_t> positions;
+    const std::size_t last_start = tokens.size() - window - 1;
+    for (std::size_t w = 0; w < count; ++w) {
+        const std::size_t start = count == 1 ? 0 : w * last_start / (count - 1);
+        for (std::size_t i = 0; i < window; ++i) {
+            positions.push_back(start + i + 1);
+        }
+    }
+    return positions;
+}
+
+Batch even_batch(const std::vector<std::size_t>& tokens, std::size_t count, std::size_t window)
+{
+    Batch batch{{}, {}, window};
+    for (const std::size_t position : even_batch_positions(tokens, count, window)) {
+        batch.inputs.push_back(tokens[position - 1]);
+        batch.targets.push_back(tokens[position]);
+    }
+    return batch;
+}
+
+double evaluate(const LanguageModel& model, const Batch& batch)
+{
+    constexpr std::size_t windows_at_once = 16;
+    const std::size_t chunk = windows_at_once * batch.window;
+    double total = 0.0;
+    for (std::size_t first = 0; first < batch.inputs.size(); first += chunk) {
+        const std::size_t last = std::min(batch.inputs.size(), first + chunk);
+        const std::vector<std::size_t> inputs(batch.inputs.begin() + static_cast<std::ptrdiff_t>(first),
+                                              batch.inputs.begin() + static_cast<std::ptrdiff_t>(last));
+        const std::vector<std::size_t> targets(batch.targets.begin() + static_cast<std::ptrdiff_t>(first),
+                                               batch.targets.begin() + static_cast<std::ptrdiff_t>(last));
+        const ForwardTrace trace = forward(model, inputs, batch.window);
+        total += cross_entropy(trace.logits, targets).loss * static_cast<double>(last - first);
+    }
+    return total / static_cast<double>(batch.inputs.size());
+}
+
+Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
+{
+    Trainer trainer{std::move(model), {}, settings, 0};
+    for (Matrix* parameter : parameters(trainer.model)) {
+        trainer.moments.push_back(zero_moments(*parameter));
+    }
+    return trainer;
+}
+
+//> train-step
+double training_step(Trainer& trainer, const Batch& batch)
+{
+    const ForwardTrace trace = forward(trainer.model, batch.inputs, batch.window);
+    const CrossEntropy loss = cross_entropy(trace.logits, batch.targets);
+    LanguageModel grads = backward(trainer.model, trace, loss.d_logits);
+    ++trainer.steps;
+    const std::vector<Matrix*> weights = parameters(trainer.model);
+    const std::vector<Matrix*> gradients = parameters(grads);
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        adam_step(*weights[i], *gradients[i], trainer.moments[i], trainer.steps, trainer.settings);
+    }
+    return loss.loss;
+}
+//< train-step
+
+std::vector<std::size_t> sample(const LanguageModel& model, const std::vector<std::size_t>& prompt,
+                                std::size_t length, SplitMix64& generator)
+{
+    std::vector<std::size_t> text = prompt;
+    for (std::size_t k = 0; k < length; ++k) {
+        const std::size_t start = text.size() > model.shape.context ? text.size() - model.shape.context : 0;
+        const std::vector<std::size_t> window(text.begin() + static_cast<std::ptrdiff_t>(start), text.end());
+        const ForwardTrace trace = forward(model, window, window.size());
+        const Matrix& z = trace.logits;
+        const std::size_t last = z.rows() - 1;
+        double largest = z(last, 0);
+        for (std::size_t j = 1; j < z.cols(); ++j) {
+            largest = std::fmax(largest, z(last, j));
+        }
+        std::vector<double> p(z.cols());
+        double total = 0.0;
+        for (std::size_t j = 0; j < z.cols(); ++j) {
+            p[j] = std::exp(z(last, j) - largest);
+            total += p[j];
+        }
+        const double u = generator.uniform() * total;
+        std::size_t chosen = z.cols() - 1;
+        double running = 0.0;
+        for (std::size_t j = 0; j < z.cols(); ++j) {
+            running += p[j];
+            if (running > u) {
+                chosen = j;
+                break;
+            }
+        }
+        text.push_back(chosen);
+    }
+    return {text.begin() + static_cast<std::ptrdiff_t>(prompt.size()), text.end()};
+}
+
+std::vector<Matrix> head_attention(const LanguageModel& model, std::size_t layer,
+                                   const std::vector<std::size_t>& tokens)
+{
+    const ForwardTrace trace = forward(model, tokens, tokens.size());
+    const LayerTrace& t = trace.layers.at(layer);
+    const std::size_t n = tokens.size();
+    std::vector<Matrix> weights;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const Slice s = slice_of(t, 0, h, model.shape.heads, n);
+        Matrix a(n, n);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j <= i; ++j) {
+                a(i, j) = t.weights[s.weights + i * n + j];
+            }
+        }
+        weights.push_back(a);
+    }
+    return weights;
+}
+
+}  // namespace sa

@@ -1,0 +1,673 @@
+// Chapter 14, Predicting the next character: the language model's new steps, its training, its
+// file format, the n-gram baselines and the numbers of the chapter's run.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <fmt/format.h>
+
+#include "adam.hpp"
+#include "char_text.hpp"
+#include "cross_entropy.hpp"
+#include "dense.hpp"
+#include "embedding.hpp"
+#include "gradient_check.hpp"
+#include "language_model.hpp"
+#include "masking.hpp"
+#include "multi_head.hpp"
+#include "multi_head_backward.hpp"
+#include "positions.hpp"
+#include "projection.hpp"
+#include "random.hpp"
+#include "safetensors.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+// The gradient check's criterion: entry by entry, |a − n| ≤ atol + rtol · max(|a|, |n|). A central
+// difference with h = 1e-5 is good to about 1e-10 for the sizes here, so atol = 1e-8 and
+// rtol = 1e-6 leave room for rounding and none for a wrong term.
+void check_gradient(const sa::Matrix& analytic, const sa::Matrix& numeric, const std::string& name)
+{
+    constexpr double atol = 1e-8;
+    constexpr double rtol = 1e-6;
+    REQUIRE(analytic.rows() == numeric.rows());
+    REQUIRE(analytic.cols() == numeric.cols());
+    for (std::size_t r = 0; r < analytic.rows(); ++r) {
+        for (std::size_t c = 0; c < analytic.cols(); ++c) {
+            const double a = analytic(r, c);
+            const double n = numeric(r, c);
+            INFO(name << " entry (" << r << ", " << c << "): backward " << a << ", central difference " << n);
+            CHECK(std::abs(a - n) <= atol + rtol * std::max(std::abs(a), std::abs(n)));
+        }
+    }
+}
+
+sa::Matrix random_entries(std::size_t rows, std::size_t cols, std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    return sa::random_matrix(rows, cols, generator);
+}
+
+double loss_of(const sa::LanguageModel& model, const sa::Batch& batch)
+{
+    return sa::cross_entropy(sa::forward(model, batch.inputs, batch.window).logits, batch.targets).loss;
+}
+
+// The gradient of the loss at one parameter of the model, by central differences.
+sa::Matrix numeric_at(const sa::LanguageModel& model, std::size_t index, const sa::Batch& batch)
+{
+    sa::LanguageModel copy = model;
+    const auto loss = [&](const sa::Matrix& value) {
+        *sa::parameters(copy)[index] = value;
+        return loss_of(copy, batch);
+    };
+    const sa::Matrix start = *sa::parameters(copy)[index];  // a copy: the loss changes the model's own
+    return sa::numeric_gradient(loss, start, 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("Cross-entropy: zero logits cost ln V, and its gradient is (P - Y) / N", "[ch14]")
+{
+    // With all logits equal every character has p = 1/V, so -ln p = ln V whatever the target.
+    const sa::CrossEntropy uniform = sa::cross_entropy(sa::Matrix(2, 4), {1, 3});
+    INFO("V = 4: L = ln 4");
+    CHECK_THAT(uniform.loss, WithinRel(std::log(4.0), 1e-15));
+    // dZ = (P − Y) / N with P = 1/4 everywhere and N = 2: 1/8 off target, (1/4 − 1)/2 = −3/8 on it.
+    CHECK_THAT(uniform.d_logits(0, 0), WithinAbs(0.125, 1e-16));
+    CHECK_THAT(uniform.d_logits(0, 1), WithinAbs(-0.375, 1e-16));
+    CHECK_THAT(uniform.d_logits(1, 3), WithinAbs(-0.375, 1e-16));
+    // Logits (0, ln 3): p = (1/4, 3/4); target 1 costs -ln(3/4).
+    const sa::CrossEntropy two = sa::cross_entropy(sa::Matrix{{0.0, std::log(3.0)}}, {1});
+    INFO("p = 3/4 on the target: L = ln(4/3)");
+    CHECK_THAT(two.loss, WithinRel(std::log(4.0 / 3.0), 1e-14));
+    // A logit of 1000 would overflow exp(); the row's maximum is subtracted first.
+    const sa::CrossEntropy big = sa::cross_entropy(sa::Matrix{{1000.0, 0.0}}, {1});
+    INFO("logits (1000, 0), target 1: L = 1000 + ln(1 + e^-1000) = 1000");
+    CHECK_THAT(big.loss, WithinRel(1000.0, 1e-15));
+    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(2, 3), {0}), Contains("one target per row"));
+    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(1, 3), {3}), Contains("not below V = 3"));
+}
+
+TEST_CASE("Cross-entropy's gradient agrees with central differences", "[ch14]")
+{
+    const sa::Matrix logits = random_entries(5, 7, 14);
+    const std::vector<std::size_t> targets{0, 6, 3, 3, 1};
+    const auto loss = [&](const sa::Matrix& z) { return sa::cross_entropy(z, targets).loss; };
+    check_gradient(sa::cross_entropy(logits, targets).d_logits, sa::numeric_gradient(loss, logits, 1e-5), "dZ");
+    const sa::Matrix d = sa::cross_entropy(logits, targets).d_logits;
+    for (std::size_t i = 0; i < d.rows(); ++i) {
+        double sum = 0.0;
+        for (std::size_t j = 0; j < d.cols(); ++j) {
+            sum += d(i, j);
+        }
+        INFO("row " << i << ": the probabilities sum to 1 and the one-hot to 1, so (P - Y) sums to 0");
+        CHECK_THAT(sum, WithinAbs(0.0, 1e-16));
+    }
+}
+
+TEST_CASE("Embedding gradient: a scatter-add of each position's gradient into its token's row", "[ch14]")
+{
+    const sa::Matrix table{{1, 2}, {3, 4}, {5, 6}};
+    const std::vector<std::size_t> tokens{2, 0, 2};
+    INFO("x_i = W_E[t_i]: rows 2, 0, 2 of the table");
+    CHECK(sa::embed(table, tokens) == sa::Matrix{{5, 6}, {1, 2}, {5, 6}});
+    const sa::Matrix d_rows{{1, 10}, {100, 1000}, {2, 20}};
+    // Token 2 sits at positions 0 and 2, so its row adds (1, 10) and (2, 20); token 1 never occurs.
+    INFO("dW_E[0] = dX[1], dW_E[1] = 0, dW_E[2] = dX[0] + dX[2]");
+    CHECK(sa::embedding_backward(d_rows, tokens, 3) == sa::Matrix{{100, 1000}, {0, 0}, {3, 30}});
+    const auto loss = [&](const sa::Matrix& w) { return sa::upstream_loss(sa::embed(w, tokens), d_rows); };
+    check_gradient(sa::embedding_backward(d_rows, tokens, 3), sa::numeric_gradient(loss, table, 1e-5), "dW_E");
+    CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1}, 3), Contains("one token per row"));
+    CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 3}, 3), Contains("not below V = 3"));
+}
+
+TEST_CASE("Adam: one step and a second against the formula of Kingma and Ba", "[ch14]")
+{
+    sa::Matrix theta{{1.0, -2.0, 0.5}};
+    const sa::Matrix g1{{0.2, -0.01, 0.0}};
+    sa::AdamMoments moments = sa::zero_moments(theta);
+    const sa::AdamSettings settings{.learning_rate = 0.1, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 1e-8};
+    sa::adam_step(theta, g1, moments, 1, settings);
+    // Step 1: m = 0.1 g, v = 0.001 g², so m̂ = g and v̂ = g², and θ moves by α g / (|g| + ε).
+    INFO("step 1: θ − α · g / (|g| + ε); a zero gradient leaves the entry where it was");
+    CHECK(theta(0, 0) == 1.0 - 0.1 * (0.1 * 0.2 / 0.1) / (std::sqrt(0.001 * 0.2 * 0.2 / 0.001) + 1e-8));
+    INFO("ε shortens the move a little: α |g| / (|g| + ε) = 0.1 · 0.2 / (0.2 + 1e-8)");
+    CHECK_THAT(theta(0, 0), WithinAbs(1.0 - 0.1 * 0.2 / (0.2 + 1e-8), 1e-15));
+    CHECK_THAT(theta(0, 1), WithinAbs(-2.0 + 0.1 * 0.01 / (0.01 + 1e-8), 1e-15));
+    CHECK(theta(0, 2) == 0.5);
+    // Step 2 with g2: m = 0.9 m1 + 0.1 g2, v = 0.999 v1 + 0.001 g2², corrections 1 − 0.9² and 1 − 0.999².
+    const sa::Matrix g2{{-0.1, -0.01, 0.3}};
+    const double before = theta(0, 0);
+    sa::adam_step(theta, g2, moments, 2, settings);
+    const double m = 0.9 * (0.1 * 0.2) + 0.1 * -0.1;
+    const double v = 0.999 * (0.001 * 0.04) + 0.001 * 0.01;
+    const double expected = before - 0.1 * (m / (1 - 0.81)) / (std::sqrt(v / (1 - 0.999 * 0.999)) + 1e-8);
+    INFO("step 2: m = " << m << ", v = " << v);
+    CHECK_THAT(theta(0, 0), WithinRel(expected, 1e-14));
+    CHECK_THAT(moments.first(0, 0), WithinRel(m, 1e-15));
+    CHECK_THAT(moments.second(0, 0), WithinRel(v, 1e-14));
+    CHECK_THROWS_AS(sa::adam_step(theta, sa::Matrix(1, 2), moments, 3, settings), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::adam_step(theta, g2, moments, 0, settings), Contains("counts its steps from 1"));
+}
+
+TEST_CASE("Multi-head backward agrees with central differences, with a causal mask", "[ch14]")
+{
+    const sa::Matrix q = random_entries(4, 6, 1);
+    const sa::Matrix k = random_entries(4, 6, 2);
+    const sa::Matrix v = random_entries(4, 4, 3);
+    const sa::Matrix w_out = random_entries(4, 3, 4);
+    const sa::Matrix d_y = random_entries(4, 3, 5);
+    const sa::Matrix mask = sa::causal_mask(4, 4);
+    constexpr std::size_t heads = 2;
+    const sa::MultiHeadGrads grads = sa::multi_head_backward(q, k, v, mask, heads, w_out, d_y);
+    const auto through = [&](const sa::Matrix& q_, const sa::Matrix& k_, const sa::Matrix& v_, const sa::Matrix& w_) {
+        return sa::upstream_loss(sa::multi_head_attention(q_, k_, v_, mask, heads, w_), d_y);
+    };
+    check_gradient(grads.d_queries, sa::numeric_gradient([&](const sa::Matrix& x) { return through(x, k, v, w_out); },
+                                                         q, 1e-5), "dQ");
+    check_gradient(grads.d_keys, sa::numeric_gradient([&](const sa::Matrix& x) { return through(q, x, v, w_out); },
+                                                      k, 1e-5), "dK");
+    check_gradient(grads.d_values, sa::numeric_gradient([&](const sa::Matrix& x) { return through(q, k, x, w_out); },
+                                                        v, 1e-5), "dV");
+    check_gradient(grads.d_w_out, sa::numeric_gradient([&](const sa::Matrix& x) { return through(q, k, v, x); },
+                                                       w_out, 1e-5), "dW_O");
+    // The first query sees only the first key: no other key's gradient can come from row 0.
+    INFO("with one head and W_O = I, dQ of row 0 is 0: its weights are a single 1 whatever its score");
+    const sa::MultiHeadGrads one = sa::multi_head_backward(q, k, v, mask, 1, sa::identity(4), random_entries(4, 4, 6));
+    for (std::size_t c = 0; c < 6; ++c) {
+        CHECK(one.d_queries(0, c) == 0.0);
+    }
+}
+
+TEST_CASE("One layer of the model is chapter 9's multi-head attention on chapter 10's rotated slices", "[ch14]")
+{
+    // The fast layer against the book's step functions: per head, rope() on the head's slices of
+    // Q and K (positions 0, 1, ... in each window), then multi_head_attention() with the causal mask.
+    sa::SplitMix64 generator(3);
+    const sa::ModelShape shape{5, 8, 2, 1, 4};
+    const sa::LanguageModel model = sa::random_model(shape, generator);
+    const sa::AttentionLayer& layer = model.layers[0];
+    const sa::Matrix x = random_entries(4, 8, 9);
+    const sa::Matrix fast = sa::layer_forward(layer, x, 2, 4, nullptr);
+    std::vector<sa::Matrix> q_heads = sa::split_heads(sa::project(x, layer.w_query), 2);
+    std::vector<sa::Matrix> k_heads = sa::split_heads(sa::project(x, layer.w_key), 2);
+    for (std::size_t h = 0; h < 2; ++h) {
+        q_heads[h] = sa::rope(q_heads[h]);
+        k_heads[h] = sa::rope(k_heads[h]);
+    }
+    const sa::Matrix book = sa::multi_head_attention(sa::concat_heads(q_heads), sa::concat_heads(k_heads),
+                                                     sa::project(x, layer.w_value), sa::causal_mask(4, 4), 2,
+                                                     layer.w_out);
+    INFO("Y = X + MultiHead(rope(X W_Q), rope(X W_K), X W_V) W_O, up to rounding");
+    CHECK(sa::largest_difference(fast, sa::add_positions(x, book)) < 1e-13);
+}
+
+TEST_CASE("The whole model's backward pass, two layers, agrees with central differences", "[ch14]")
+{
+    // Two windows of 4 tokens (positions restart in each), two layers, two heads of width 4.
+    sa::SplitMix64 generator(21);
+    const sa::ModelShape shape{5, 8, 2, 2, 4};
+    sa::LanguageModel model = sa::random_model(shape, generator);
+    model.unembedding = random_entries(8, 5, 22);  // a larger W_U than the start's, so every gradient is sizeable
+    const sa::Batch batch{{0, 3, 1, 4, 2, 2, 0, 1}, {3, 1, 4, 2, 2, 0, 1, 3}, 4};
+    const sa::ForwardTrace trace = sa::forward(model, batch.inputs, batch.window);
+    sa::LanguageModel grads = sa::backward(model, trace, sa::cross_entropy(trace.logits, batch.targets).d_logits);
+    const std::vector<std::string> names = sa::parameter_names(shape);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        check_gradient(*sa::parameters(grads)[i], numeric_at(model, i, batch), "d" + names[i]);
+    }
+}
+
+TEST_CASE("One training step on a two-character text: its gradient and its Adam step", "[ch14]")
+{
+    const std::string text = "abaabbabaaabbbab";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    REQUIRE(vocabulary.characters == "ab");
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    sa::SplitMix64 generator(5);
+    const sa::ModelShape shape{2, 4, 2, 1, 8};
+    sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = 0.01});
+    const sa::Batch batch = sa::random_batch(tokens, 2, 8, generator);
+    const sa::LanguageModel before = trainer.model;
+    const sa::ForwardTrace trace = sa::forward(before, batch.inputs, batch.window);
+    sa::LanguageModel grads = sa::backward(before, trace, sa::cross_entropy(trace.logits, batch.targets).d_logits);
+    const double loss = sa::training_step(trainer, batch);
+    INFO("training_step returns the loss before its step");
+    CHECK(loss == loss_of(before, batch));
+    const std::vector<std::string> names = sa::parameter_names(shape);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const sa::Matrix numeric = numeric_at(before, i, batch);
+        check_gradient(*sa::parameters(grads)[i], numeric, "d" + names[i]);
+        // The first Adam step moves each entry by α g / (|g| + ε): almost exactly α against the sign of g.
+        const sa::Matrix& old_value = *sa::parameters(const_cast<sa::LanguageModel&>(before))[i];
+        const sa::Matrix& new_value = *sa::parameters(trainer.model)[i];
+        for (std::size_t r = 0; r < old_value.rows(); ++r) {
+            for (std::size_t c = 0; c < old_value.cols(); ++c) {
+                const double g = (*sa::parameters(grads)[i])(r, c);
+                INFO(names[i] << " (" << r << ", " << c << "), gradient " << g);
+                CHECK_THAT(new_value(r, c), WithinAbs(old_value(r, c) - 0.01 * g / (std::abs(g) + 1e-8), 1e-15));
+            }
+        }
+    }
+}
+
+TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14][support]")
+{
+    // Training "aaab": pairs aa, aa, ab, so count(a) = 3, count(a, a) = 2, count(a, b) = 1, count(b) = 0.
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("aaab");
+    const sa::BigramCounts counts = sa::count_bigrams(sa::encode(vocabulary, "aaab"), 2);
+    INFO("add-one: P(a|a) = (2+1)/(3+2) = 3/5, P(b|a) = (1+1)/(3+2) = 2/5, P(a|b) = (0+1)/(0+2) = 1/2");
+    CHECK_THAT(sa::bigram_probability(counts, 0, 0), WithinRel(0.6, 1e-15));
+    CHECK_THAT(sa::bigram_probability(counts, 0, 1), WithinRel(0.4, 1e-15));
+    CHECK_THAT(sa::bigram_probability(counts, 1, 0), WithinRel(0.5, 1e-15));
+    // Held-out "aab": predict a after a (3/5) and b after a (2/5).
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "aab");
+    INFO("L = -(ln 3/5 + ln 2/5) / 2");
+    CHECK_THAT(sa::bigram_loss(counts, held_out, sa::all_targets(3)),
+               WithinRel(-(std::log(0.6) + std::log(0.4)) / 2.0, 1e-15));
+    // Trigram: training triples aaa, aab; count(a, a) = 2 as a context. P(b | a, a) = (1+1)/(2+2) = 1/2.
+    INFO("trigram: P(b | aa) = (1 + 1) / (2 + 2)");
+    CHECK_THAT(sa::trigram_loss(sa::encode(vocabulary, "aaab"), held_out, {2}, 2), WithinRel(std::log(2.0), 1e-15));
+    CHECK_THROWS_WITH(sa::bigram_loss(counts, held_out, {0}), Contains("no previous character"));
+}
+
+TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[ch14][support]")
+{
+    std::string ten;
+    for (int line = 1; line <= 10; ++line) {
+        ten += line == 10 ? "ab\n" : "ba ab\n";
+    }
+    const sa::TextSplit split = sa::split_every_tenth_line(ten, "--text t");
+    INFO("line 10 is held out, lines 1 to 9 train");
+    CHECK(split.held_out == "ab\n");
+    CHECK(split.training.size() == 9 * 6);
+    CHECK_THROWS_WITH(sa::check_plain_text("", "--text e"), Contains("--text e: the file is empty"));
+    CHECK_THROWS_WITH(sa::check_plain_text(std::string("ab\ncd\0", 6), "--text b"),
+                      Contains("byte 0x00 on line 2 is not text"));
+    CHECK_THROWS_WITH(sa::check_plain_text("caf\xc3\xa9", "--text u"), Contains("byte 0xc3 on line 1 is not text"));
+    CHECK_THROWS_WITH(sa::split_every_tenth_line("one\ntwo\n", "--text s"),
+                      Contains("the text has 2 lines; it needs at least 10"));
+    CHECK_THROWS_WITH(sa::split_every_tenth_line("aaaa", "--text a"),
+                      Contains("--text a: the text holds one distinct character ('a'); there is nothing to predict"));
+    CHECK_THROWS_WITH(sa::split_every_tenth_line(std::string(12, '\n'), "--text n"),
+                      Contains("holds one distinct character (a newline)"));
+    std::string single = "aaaa";
+    for (int line = 1; line < 10; ++line) {
+        single += "aaaa";
+    }
+    CHECK_THROWS_WITH(sa::check_split({single, "aa"}, "--text one"), Contains("holds one distinct character ('a')"));
+    std::string unseen;
+    for (int line = 1; line <= 10; ++line) {
+        unseen += line == 10 ? "abz\n" : "ab\n";
+    }
+    CHECK_THROWS_WITH(sa::split_every_tenth_line(unseen, "--text z"),
+                      Contains("holds 'z' on its line 1, which the training text never uses"));
+}
+
+namespace {
+
+sa::LanguageModel small_model(std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    return sa::random_model({4, 8, 2, 2, 6}, generator);
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to)
+{
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
+{
+    const sa::LanguageModel model = small_model(8);
+    const std::string bytes = sa::save_safetensors(model, "\n ab");
+    // The file: 8 bytes of header length (little-endian), the header padded to a multiple of 8, then
+    // 2·4·8 + 2·4·8·8 = 576 doubles of 8 bytes.
+    std::uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) {
+        header = header * 256 + static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    }
+    INFO("header length " << header);
+    CHECK(header % 8 == 0);
+    CHECK(bytes.size() == 8 + header + 8 * (2 * 4 * 8 + 2 * 4 * 8 * 8));
+    CHECK_THAT(bytes.substr(8, static_cast<std::size_t>(header)),
+               Contains("\"embedding\":{\"dtype\":\"F64\",\"shape\":[4,8],\"data_offsets\":[0,256]}") &&
+                   Contains("\"vocabulary\":\"\\u000a ab\"") && Contains("\"layers.1.w_out\""));
+    const sa::SavedModel loaded = sa::load_safetensors(bytes);
+    CHECK(loaded.vocabulary == "\n ab");
+    CHECK(loaded.model.shape.layers == 2);
+    CHECK(loaded.model.shape.heads == 2);
+    CHECK(loaded.model.shape.context == 6);
+    sa::LanguageModel original = model;
+    sa::LanguageModel copy = loaded.model;
+    for (std::size_t i = 0; i < sa::parameters(original).size(); ++i) {
+        INFO("tensor " << sa::parameter_names(model.shape)[i] << " comes back with the same bits");
+        CHECK(sa::identical(*sa::parameters(original)[i], *sa::parameters(copy)[i]));
+    }
+    const sa::Batch batch{{0, 1, 2, 3, 2, 1, 0, 3}, {1, 2, 3, 2, 1, 0, 3, 3}, 6};
+    const double before = sa::evaluate(model, batch);
+    const double after = sa::evaluate(loaded.model, batch);
+    INFO("the same weights give the same loss to the last bit");
+    CHECK(std::bit_cast<std::uint64_t>(before) == std::bit_cast<std::uint64_t>(after));
+    CHECK(sa::save_safetensors(loaded.model, loaded.vocabulary) == bytes);
+}
+
+TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with one line", "[ch14][support]")
+{
+    const std::string good = sa::save_safetensors(small_model(9), "abcd");
+    const auto refused = [](const std::string& bytes, const std::string& fragment) {
+        INFO("expected a refusal that says: " << fragment);
+        try {
+            (void)sa::load_safetensors(bytes);
+            FAIL("the file was accepted");
+        } catch (const std::invalid_argument& error) {
+            const std::string message = error.what();
+            CHECK_THAT(message, Contains(fragment));
+            CHECK(message.find('\n') == std::string::npos);
+        }
+    };
+    refused("", "fewer than the 8 of the header's length");
+    refused(good.substr(0, 100), "the file is truncated: its header says");
+    refused(good.substr(0, good.size() - 8), "bytes of data after the header, but its tensors need");
+    refused(good + "12345678", "truncated or has bytes to spare");
+    refused(replaced(good, "{\"__metadata__\"", "[\"__metadata__\""), "the header is not valid JSON");
+    refused(replaced(good, "\"F64\",\"shape\":[4,8]", "\"F32\",\"shape\":[4,8]"), "is not of dtype \"F64\"");
+    refused(replaced(good, "\"shape\":[8,8],\"data_offsets\":[256,768]", "\"shape\":[8,9],\"data_offsets\":[256,768]"),
+            "does not have the shape [8, 8]");
+    refused(replaced(good, "[256,768]", "[256,767]"), "does not have data_offsets [256, 768]");
+    refused(replaced(good, "\"heads\":\"2\"", "\"heads\":\"3\""), "d/h must be a whole even number");
+    refused(replaced(good, "\"vocabulary\":\"abcd\"", "\"vocabulary\":\"abdc\""), "distinct characters in increasing");
+    refused(replaced(good, "\"shape\":[4,8]", "\"shape\":[5,8]"), "\"embedding\" does not have the shape [4, 8]");
+    refused(replaced(good, "layers.1.w_key", "layers.1.w_kez"), "the header has no tensor \"layers.1.w_key\"");
+    std::string not_finite = good;
+    const std::size_t data = not_finite.size() - 8 * (2 * 4 * 8 + 2 * 4 * 8 * 8);
+    for (std::size_t i = 0; i < 8; ++i) {
+        not_finite[data + i] = i < 6 ? '\0' : (i == 6 ? '\xf8' : '\x7f');  // a NaN
+    }
+    refused(not_finite, "tensor \"embedding\" holds nan at entry 0");
+}
+
+TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][support]")
+{
+    const sa::Matrix a = random_entries(5, 3, 31);
+    const sa::Matrix b = random_entries(3, 4, 32);
+    const sa::Matrix c = random_entries(5, 4, 33);
+    sa::Matrix ab(5, 4);
+    sa::Matrix at_c(3, 4);
+    sa::Matrix c_bt(5, 3);
+    for (std::size_t i = 0; i < 5; ++i) {
+        for (std::size_t j = 0; j < 4; ++j) {
+            for (std::size_t p = 0; p < 3; ++p) {  // each sum from p = 0 upwards, as documented
+                ab(i, j) += a(i, p) * b(p, j);
+            }
+        }
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        for (std::size_t j = 0; j < 4; ++j) {
+            for (std::size_t p = 0; p < 5; ++p) {
+                at_c(i, j) += a(p, i) * c(p, j);
+            }
+        }
+    }
+    for (std::size_t i = 0; i < 5; ++i) {
+        for (std::size_t j = 0; j < 3; ++j) {
+            for (std::size_t p = 0; p < 4; ++p) {
+                c_bt(i, j) += c(i, p) * b(j, p);
+            }
+        }
+    }
+    CHECK(sa::identical(sa::multiply(a, b), ab));
+    CHECK(sa::identical(sa::multiply_transposed_lhs(a, c), at_c));
+    CHECK(sa::identical(sa::multiply_transposed_rhs(c, b), c_bt));
+    CHECK_THROWS_AS(sa::multiply(a, c), sa::ShapeError);
+}
+
+TEST_CASE("Training is deterministic: the same seed gives the same bits", "[ch14]")
+{
+    const std::string text = "In the beginning God created the heaven and the earth.\n";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    const auto run = [&] {
+        sa::SplitMix64 generator(4);
+        sa::Trainer trainer = sa::make_trainer(sa::random_model({vocabulary.characters.size(), 8, 2, 1, 16}, generator),
+                                               {.learning_rate = 0.01});
+        for (int step = 0; step < 3; ++step) {
+            (void)sa::training_step(trainer, sa::random_batch(tokens, 2, 16, generator));
+        }
+        return sa::save_safetensors(trainer.model, vocabulary.characters);
+    };
+    CHECK(run() == run());
+}
+
+namespace {
+
+using Dense = Eigen::MatrixXd;
+
+Dense dense(const sa::Matrix& matrix)
+{
+    Dense result(matrix.rows(), matrix.cols());
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        for (std::size_t c = 0; c < matrix.cols(); ++c) {
+            result(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = matrix(r, c);
+        }
+    }
+    return result;
+}
+
+// Rotary positions written from the paper's formula: pair i of a head's vector at position p turns by
+// p · 10000^(-2i/d_head).
+Dense rotated(Dense x, Eigen::Index head_dim)
+{
+    for (Eigen::Index p = 0; p < x.rows(); ++p) {
+        for (Eigen::Index i = 0; i < head_dim / 2; ++i) {
+            const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * static_cast<double>(i) /
+                                                                                static_cast<double>(head_dim));
+            const double a = x(p, 2 * i);
+            const double b = x(p, 2 * i + 1);
+            x(p, 2 * i) = a * std::cos(angle) - b * std::sin(angle);
+            x(p, 2 * i + 1) = a * std::sin(angle) + b * std::cos(angle);
+        }
+    }
+    return x;
+}
+
+// The model's summed cross-entropy on one window, written from the chapter's formulas with Eigen.
+double reference_window_loss(const sa::LanguageModel& model, const std::vector<std::size_t>& inputs,
+                             const std::vector<std::size_t>& targets)
+{
+    const auto n = static_cast<Eigen::Index>(inputs.size());
+    const auto d = static_cast<Eigen::Index>(model.shape.width);
+    const auto heads = static_cast<Eigen::Index>(model.shape.heads);
+    const Eigen::Index head_dim = d / heads;
+    const Dense w_e = dense(model.embedding);
+    Dense x(n, d);
+    for (Eigen::Index i = 0; i < n; ++i) {
+        x.row(i) = w_e.row(static_cast<Eigen::Index>(inputs[static_cast<std::size_t>(i)]));
+    }
+    for (const sa::AttentionLayer& layer : model.layers) {
+        const Dense q = x * dense(layer.w_query);
+        const Dense k = x * dense(layer.w_key);
+        const Dense v = x * dense(layer.w_value);
+        Dense joined(n, d);
+        for (Eigen::Index h = 0; h < heads; ++h) {
+            const Dense qh = rotated(q.middleCols(h * head_dim, head_dim), head_dim);
+            const Dense kh = rotated(k.middleCols(h * head_dim, head_dim), head_dim);
+            Dense a = qh * kh.transpose() / std::sqrt(static_cast<double>(head_dim));
+            for (Eigen::Index i = 0; i < n; ++i) {
+                const double top = a.row(i).head(i + 1).maxCoeff();
+                const Eigen::RowVectorXd e = (a.row(i).head(i + 1).array() - top).exp();
+                a.row(i).setZero();
+                a.row(i).head(i + 1) = e / e.sum();
+            }
+            joined.middleCols(h * head_dim, head_dim) = a * v.middleCols(h * head_dim, head_dim);
+        }
+        x += joined * dense(layer.w_out);
+    }
+    const Dense z = x * dense(model.unembedding);
+    double total = 0.0;
+    for (Eigen::Index i = 0; i < n; ++i) {
+        const double top = z.row(i).maxCoeff();
+        total += top + std::log((z.row(i).array() - top).exp().sum()) -
+                 z(i, static_cast<Eigen::Index>(targets[static_cast<std::size_t>(i)]));
+    }
+    return total;
+}
+
+std::string read_all(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in.good());
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The number printed after a label in the book's output, as text, e.g. "2.264".
+std::string printed_after(const std::string& output, const std::string& label)
+{
+    const std::size_t at = output.find(label);
+    INFO("the output prints " << label);
+    REQUIRE(at != std::string::npos);
+    std::smatch match;
+    const std::string rest = output.substr(at + label.size());
+    REQUIRE(std::regex_search(rest, match, std::regex("-?[0-9]+\\.[0-9]+")));
+    return match.str();
+}
+
+std::string three(double value)
+{
+    return fmt::format("{:.3f}", value);
+}
+
+struct ByteCounts {
+    std::vector<double> pairs = std::vector<double>(256 * 256, 0.0);
+    std::vector<double> triples = std::vector<double>(256 * 256 * 256, 0.0);
+    std::array<double, 256> firsts{};
+    std::array<double, 65536> pair_firsts{};
+};
+
+}  // namespace
+
+// Hidden from the default run (the tag starts with ".") and no point (it checks the book's run, not a
+// learner's step, [support]): it reads the chapter's build-time run, which a
+// sanitizer build and a learner's build do not make; CMake registers it where that run exists.
+TEST_CASE("The chapter's printed numbers recomputed from the text and the saved model", "[.ch14-run][support]")
+{
+    const std::string training = read_all(BOOK_KJV_TRAINING);
+    const std::string held_out = read_all(BOOK_KJV_HELD_OUT);
+    const std::string output = read_all(BOOK_CH14_OUTPUT);
+    INFO("character counts: the sizes of the two files, one byte per character");
+    CHECK_THAT(output, Contains(fmt::format("Training text: {} characters. Held-out text: {} characters.",
+                                            training.size(), held_out.size())));
+    CHECK_THAT(output, Contains(fmt::format("{} predictions", 128 * 64)));
+    std::array<bool, 256> seen{};
+    for (const char c : training) {
+        seen[static_cast<unsigned char>(c)] = true;
+    }
+    double v = 0.0;
+    for (const bool s : seen) {
+        v += s ? 1.0 : 0.0;
+    }
+    CHECK_THAT(output, Contains(fmt::format("V = {} distinct characters", v)));
+    CHECK(printed_after(output, "ln V = ") == three(std::log(v)));
+    // The n-grams, counted over bytes straight from the files.
+    ByteCounts counts;
+    for (std::size_t j = 1; j < training.size(); ++j) {
+        const auto a = static_cast<unsigned char>(training[j - 1]);
+        const auto b = static_cast<unsigned char>(training[j]);
+        counts.pairs[a * 256U + b] += 1.0;
+        counts.firsts[a] += 1.0;
+        if (j >= 2) {
+            const auto z = static_cast<unsigned char>(training[j - 2]);
+            counts.triples[(z * 256U + a) * 256U + b] += 1.0;
+            counts.pair_firsts[z * 256U + a] += 1.0;
+        }
+    }
+    const auto bigram = [&](std::size_t j) {
+        const auto a = static_cast<unsigned char>(held_out[j - 1]);
+        const auto b = static_cast<unsigned char>(held_out[j]);
+        return -std::log((counts.pairs[a * 256U + b] + 1.0) / (counts.firsts[a] + v));
+    };
+    double all = 0.0;
+    for (std::size_t j = 1; j < held_out.size(); ++j) {
+        all += bigram(j);
+    }
+    INFO("bigram on every held-out character: mean of -ln (count(a, b) + 1) / (count(a) + V)");
+    CHECK(printed_after(output, "on every held-out character: ") == three(all / static_cast<double>(held_out.size() - 1)));
+    // The measured windows: 128 windows of 64, window w starting at floor(w (n − 65) / 127).
+    double bigram_sum = 0.0;
+    double trigram_sum = 0.0;
+    double trigram_count = 0.0;
+    std::vector<std::size_t> starts;
+    for (std::size_t w = 0; w < 128; ++w) {
+        starts.push_back(w * (held_out.size() - 65) / 127);
+        for (std::size_t i = 0; i < 64; ++i) {
+            const std::size_t j = starts.back() + i + 1;
+            bigram_sum += bigram(j);
+            if (j >= 2) {
+                const auto z = static_cast<unsigned char>(held_out[j - 2]);
+                const auto a = static_cast<unsigned char>(held_out[j - 1]);
+                const auto b = static_cast<unsigned char>(held_out[j]);
+                trigram_sum -= std::log((counts.triples[(z * 256U + a) * 256U + b] + 1.0) /
+                                        (counts.pair_firsts[z * 256U + a] + v));
+                trigram_count += 1.0;
+            }
+        }
+    }
+    const double bigram_measured = bigram_sum / 8192.0;
+    CHECK(printed_after(output, "counted bigram   ") == three(bigram_measured));
+    CHECK(printed_after(output, "counted trigram  ") == three(trigram_sum / trigram_count));
+    CHECK(printed_after(output, "counted trigram  " + three(trigram_sum / trigram_count) + " (") ==
+          three(trigram_sum / trigram_count / std::log(2.0)));
+    // The trained model, read from the file the run saved, through the Eigen forward pass above.
+    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH14_MODEL));
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(training);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, held_out);
+    double model_sum = 0.0;
+    for (const std::size_t start : starts) {
+        const std::vector<std::size_t> inputs(tokens.begin() + static_cast<std::ptrdiff_t>(start),
+                                              tokens.begin() + static_cast<std::ptrdiff_t>(start + 64));
+        const std::vector<std::size_t> targets(tokens.begin() + static_cast<std::ptrdiff_t>(start + 1),
+                                               tokens.begin() + static_cast<std::ptrdiff_t>(start + 65));
+        model_sum += reference_window_loss(saved.model, inputs, targets);
+    }
+    const double model = model_sum / 8192.0;
+    INFO("the trained model's held-out loss, recomputed with Eigen: " << model);
+    CHECK(printed_after(output, "one layer        ") == three(model));
+    CHECK(printed_after(output, "one layer        " + three(model) + " (") == three(model / std::log(2.0)));
+    CHECK(printed_after(output, "Bigram minus model: ") == three(bigram_measured - model));
+    CHECK(bigram_measured - model >= 0.30);
+    CHECK_THAT(sa::evaluate(saved.model, sa::even_batch(tokens, 128, 64)), WithinRel(model, 1e-12));
+    // The untrained model: drawn again from the seed in the documented order, measured the same way.
+    sa::SplitMix64 generator(2017);
+    const sa::LanguageModel start = sa::random_model({63, 64, 4, 1, 64}, generator);
+    double start_sum = 0.0;
+    for (const std::size_t s : starts) {
+        start_sum += reference_window_loss(start, {tokens.begin() + static_cast<std::ptrdiff_t>(s),
+                                                   tokens.begin() + static_cast<std::ptrdiff_t>(s + 64)},
+                                           {tokens.begin() + static_cast<std::ptrdiff_t>(s + 1),
+                                            tokens.begin() + static_cast<std::ptrdiff_t>(s + 65)});
+    }
+    INFO("step 0: the random start's loss, close to ln V because W_U starts small");
+    CHECK(printed_after(output, "      0  ") == three(start_sum / 8192.0));
+}

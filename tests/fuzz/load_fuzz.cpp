@@ -1,0 +1,34 @@
+// A libFuzzer target for chapter 14's model files: whatever bytes --load reads,
+// load_safetensors() returns a model whose tensors have the shapes its header names, or
+// throws std::invalid_argument with a one-line message. Anything else (another exception, a
+// crash, a sanitizer report, a message of two lines) stops the run. tools/fuzz.sh builds and
+// runs it from the seed files in tests/fuzz/model-corpus/.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "safetensors.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
+{
+    const std::string bytes(reinterpret_cast<const char*>(data), size);
+    try {
+        const sa::SavedModel saved = sa::load_safetensors(bytes);
+        const sa::ModelShape& shape = saved.model.shape;
+        if (saved.vocabulary.size() != shape.vocabulary || saved.model.embedding.rows() != shape.vocabulary ||
+            saved.model.unembedding.cols() != shape.vocabulary || saved.model.layers.size() != shape.layers) {
+            std::cerr << "contract broken: a loaded model does not fit its own shape\n";
+            std::abort();
+        }
+    } catch (const std::invalid_argument& error) {
+        const std::string message = error.what();
+        if (message.empty() || message.find('\n') != std::string::npos) {
+            std::cerr << "contract broken: the message is not one line: [" << message << "]\n";
+            std::abort();
+        }
+    }
+    return 0;
+}

@@ -35,18 +35,7 @@ bool describing = false;  // true while describe() asks main() for its ProgramIn
 
 constexpr const char* figures_folder = "/figures";
 
-// "2,0;1,2": the command-line form of a matrix, each entry in its shortest exact form.
-std::string matrix_text(const Matrix& matrix)
-{
-    std::string text;
-    for (std::size_t row = 0; row < matrix.rows(); ++row) {
-        for (std::size_t col = 0; col < matrix.cols(); ++col) {
-            text += fmt::format("{}{}", col == 0 ? (row == 0 ? "" : ";") : ",", matrix(row, col));
-        }
-    }
-    return text;
-}
-
+// "A,B,C": names as the command line takes them.
 std::string joined(const std::vector<std::string>& names)
 {
     std::string text;

@@ -22,7 +22,7 @@ namespace {
 constexpr std::size_t width = 64;              // d, the width of the residual stream
 constexpr std::size_t context = 64;            // the characters of a window: 32 letters twice
 constexpr std::size_t batch_windows = 32;      // windows in one training step
-constexpr std::size_t repeated_every = 4;      // every fourth window is repeated letters: 25 %
+constexpr std::size_t repeated_every = 2;      // every second window is repeated letters: half (see the prose)
 constexpr std::size_t test_windows = 16;       // repeated-letter sequences the circuit is scored on
 constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenly over the held-out text
 constexpr std::size_t checkpoint_every = 10;   // steps between two scorings while training
@@ -323,6 +323,92 @@ Data read_data(const Corpus& corpus, const sa::Vocabulary& vocabulary, std::uint
     return data;
 }
 
+struct Comparison {
+    double held_out_mixed = 0.0;    // the two-layer model trained with the mix
+    double held_out_plain = 0.0;    // the same model trained on text alone
+    sa::CopyScores plain;           // what the model without the mix does on repeated letters
+    sa::CopyScores control;         // the one-layer model, trained with the mix
+};
+
+std::string comparison_text(const Comparison& c, int digits)
+{
+    return fmt::format("Without the mix (two layers, text alone, the same steps and seed):\n"
+                       "  best induction score {:.{}f}; first copy {:.{}f} nats, second copy {:.{}f} nats.\n"
+                       "The one-layer control (trained with the mix):\n"
+                       "  best induction score {:.{}f}; first copy {:.{}f} nats, second copy {:.{}f} nats.\n"
+                       "Held-out text, nats per character: with the mix {:.{}f}, without {:.{}f}; "
+                       "difference {:.{}f}.\n\n",
+                       best(c.plain.induction.back()), digits, c.plain.first_copy_loss, digits,
+                       c.plain.second_copy_loss, digits, best(c.control.induction.back()), digits,
+                       c.control.first_copy_loss, digits, c.control.second_copy_loss, digits, c.held_out_mixed,
+                       digits, c.held_out_plain, digits, c.held_out_mixed - c.held_out_plain, digits);
+}
+
+//> goals
+struct Goals {
+    bool induction = false;  // a last-layer head scores >= 0.4, the second copy costs <= 1 nat
+    bool first_copy = false;  // the first copy costs at least 90 % of ln 32
+    bool ablation = false;   // the needed head: score cut >= 75 %, second copy +1 nat; each other head
+                             // changes both by less than a third of that
+    bool previous = false;   // a layer-0 head scores >= 0.35 on held-out text
+    bool control = false;    // one layer: best score < 0.1, second copy within 10 % of the first
+    bool held_out = false;   // the mix costs at most 0.1 nats per character on held-out text
+};
+
+Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::CopyScores& whole,
+                  const std::vector<double>& text_previous, std::size_t needed, const Comparison& c)
+{
+    Goals goals;
+    goals.induction = best(whole.induction.back()) >= 0.4 && whole.second_copy_loss <= 1.0;
+    goals.first_copy = whole.first_copy_loss >= 0.9 * std::log(32.0);
+    const double top = best(whole.induction.back());
+    goals.ablation = true;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const sa::HeadAblation ablation{0, h};
+        const sa::CopyScores cut = sa::copy_scores(model, data.test, &ablation);
+        const double drop = (top - best(cut.induction.back())) / top;
+        const double rise = cut.second_copy_loss - whole.second_copy_loss;
+        goals.ablation = goals.ablation && (h == needed ? drop >= 0.75 && rise >= 1.0 : drop < 0.25 && rise < 1.0 / 3.0);
+    }
+    goals.previous = best(text_previous) >= 0.35;
+    goals.control = best(c.control.induction.back()) < 0.1 &&
+                    std::fabs(c.control.second_copy_loss - c.control.first_copy_loss) <= 0.1 * c.control.first_copy_loss;
+    goals.held_out = c.held_out_mixed - c.held_out_plain <= 0.1;
+    return goals;
+}
+//< goals
+
+std::string goals_text(const Goals& g, const Comparison* c)
+{
+    const auto verdict = [](bool met) { return met ? "met" : "NOT met"; };
+    std::string text = fmt::format("Goals:\n  layer 1: a head scores at least 0.4, second copy at most 1 nat: {}\n"
+                                   "  the first copy costs at least 90 % of ln 32: {}\n"
+                                   "  ablation: one layer-0 head cuts the score by 75 % and adds 1 nat, each other "
+                                   "head less than a third of that: {}\n"
+                                   "  layer 0: a head's previous-token score on held-out text at least 0.35: {}\n",
+                                   verdict(g.induction), verdict(g.first_copy), verdict(g.ablation),
+                                   verdict(g.previous));
+    if (c != nullptr) {
+        text += fmt::format("  one-layer control: best score below 0.1, second copy within 10 % of the first: {}\n"
+                            "  held-out text: the mix costs at most 0.1 nats per character: {}\n",
+                            verdict(g.control), verdict(g.held_out));
+    }
+    return text;
+}
+
+void save_models(const std::string& path, const sa::Vocabulary& vocabulary, const sa::LanguageModel& model,
+                 const std::vector<const Run*>& others)
+{
+    if (path.empty()) {
+        return;
+    }
+    save_model(model, vocabulary, path);
+    if (others.size() == 2) {
+        save_model(others[0]->model, vocabulary, path + ".without-mix");
+        save_model(others[1]->model, vocabulary, path + ".one-layer");
+    }
+}
+
 std::string induction_chapter(const sa::Example& example)
 {
     const Options options = read_options(example);
@@ -340,18 +426,23 @@ std::string induction_chapter(const sa::Example& example)
                             data.training.size(), vocabulary.characters.size(), data.letters.size(), test_windows,
                             seed + 1, held_out_windows, context));
     sa::LanguageModel model = loaded;
-    Run mixed;
+    Run plain;
+    Run control;
     if (load.empty()) {
-        const sa::ModelShape shape{vocabulary.characters.size(), width, options.heads, options.layers, context};
+        const std::size_t v = vocabulary.characters.size();
         report.text(fmt::format("Model: {} attention layers, d = {}, h = {}, windows of {}; {} windows per step, "
-                                "every {}th of them repeated letters; {} steps; seed {}; Adam α = {}.\n",
+                                "one in {} of them repeated letters; {} steps; seed {}; Adam α = {}.\n",
                                 options.layers, width, options.heads, context, batch_windows, repeated_every,
                                 options.steps, seed, learning_rate));
-        mixed = train(shape, data, repeated_every, options.steps, seed);
+        const Run mixed = train({v, width, options.heads, options.layers, context}, data, repeated_every,
+                                options.steps, seed);
         model = mixed.model;
         report.text(phase_text(mixed, options.steps, digits) + "\n");
         report.line_plot("phase-change.svg", phase_plot(mixed));
-        std::fprintf(stderr, "ch15-induction-head: trained with the mix in %.1f s (measured)\n", mixed.seconds);
+        plain = train({v, width, options.heads, options.layers, context}, data, 0, options.steps, seed);
+        control = train({v, width, options.heads, 1, context}, data, repeated_every, options.steps, seed);
+        std::fprintf(stderr, "ch15-induction-head: trained in %.1f s, %.1f s and %.1f s (measured)\n", mixed.seconds,
+                     plain.seconds, control.seconds);
     } else {
         report.text(fmt::format("Loaded {}: {} layers, d = {}, h = {}.\n\n", load, model.shape.layers,
                                 model.shape.width, model.shape.heads));
@@ -366,10 +457,20 @@ std::string induction_chapter(const sa::Example& example)
                 "test letters   " + head_row(whole.previous[0], digits) +
                 fmt::format("The circuit needs layer-0 head {}; the best previous-token head on text is head {}.\n\n",
                             needed + 1, best_head(text_previous[0]) + 1));
-    draw_heads(report, model, vocabulary, data, best_head(whole.induction.back()), needed);
-    if (!example.options.at("--save").empty()) {
-        save_model(model, vocabulary, example.options.at("--save"));
+    Comparison comparison;
+    if (load.empty()) {
+        comparison = {sa::evaluate(model, data.held_out), sa::evaluate(plain.model, data.held_out),
+                      sa::copy_scores(plain.model, data.test, nullptr),
+                      sa::copy_scores(control.model, data.test, nullptr)};
+        report.text(comparison_text(comparison, digits));
     }
+    if (model.layers.size() >= 2) {
+        const Goals goals = check_goals(model, data, whole, text_previous[0], needed, comparison);
+        report.text(goals_text(goals, load.empty() ? &comparison : nullptr));
+    }
+    draw_heads(report, model, vocabulary, data, best_head(whole.induction.back()), needed);
+    save_models(example.options.at("--save"), vocabulary, model,
+                load.empty() ? std::vector<const Run*>{&plain, &control} : std::vector<const Run*>{});
     return report.str();
 }
 

@@ -16,12 +16,14 @@
 
 #include "char_text.hpp"
 #include "circuits.hpp"
+#include "cross_entropy.hpp"
 #include "dense.hpp"
 #include "embedding.hpp"
 #include "language_model.hpp"
 #include "random.hpp"
 #include "safetensors.hpp"
 
+using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
@@ -275,4 +277,153 @@ TEST_CASE("The scores read the forward pass's weights: trace_attention is head_a
     const std::vector<sa::Matrix> last = sa::head_attention(model, 1, tokens);
     CHECK_THAT(scores.induction[1][0], WithinAbs(sa::induction_score(last[0], 6), 1e-15));
     CHECK_THAT(scores.previous[1][1], WithinAbs(sa::previous_token_score(last[1]), 1e-15));
+}
+
+namespace {
+
+std::string read_all(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    REQUIRE(in);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+sa::LanguageModel saved_model(const std::string& path)
+{
+    return sa::load_safetensors(read_all(path)).model;
+}
+
+std::string three(double value)
+{
+    return fmt::format("{:.3f}", value);
+}
+
+std::string row(const std::vector<double>& scores)
+{
+    std::string text;
+    for (const double s : scores) {
+        text += fmt::format("  {:>6.3f}", s);
+    }
+    return text + "\n";
+}
+
+double top(const std::vector<double>& scores)
+{
+    double best = scores.front();
+    for (const double s : scores) {
+        best = std::fmax(best, s);
+    }
+    return best;
+}
+
+std::string verdict(bool met)
+{
+    return met ? ": met\n" : ": NOT met\n";
+}
+
+}  // namespace
+
+TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run]")
+{
+    const std::string output = read_all(BOOK_CH15_OUTPUT);
+    const std::string training_text = read_all(BOOK_KJV_TRAINING);
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(training_text);
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, read_all(BOOK_KJV_HELD_OUT));
+    const sa::LanguageModel model = saved_model(BOOK_CH15_MODEL);
+    const sa::LanguageModel plain = saved_model(std::string(BOOK_CH15_MODEL) + ".without-mix");
+    const sa::LanguageModel control = saved_model(std::string(BOOK_CH15_MODEL) + ".one-layer");
+    REQUIRE(model.layers.size() == 2);
+    REQUIRE(control.layers.size() == 1);
+    const std::vector<std::size_t> letters = sa::letter_tokens(vocabulary);
+    INFO("the King James text has every letter but X, upper and lower case: 25 + 26");
+    CHECK(letters.size() == 51);
+    sa::SplitMix64 test_generator(2018);  // the seed 2017 + 1
+    const sa::Batch test = sa::repeated_batch(letters, 16, 32, test_generator);
+    const sa::CopyScores whole = sa::copy_scores(model, test, nullptr);
+    CHECK_THAT(output, Contains("layer 1" + row(whole.induction[1])));
+    CHECK_THAT(output, Contains("layer 0" + row(whole.induction[0])));
+    CHECK_THAT(output, Contains("each new): " + three(whole.first_copy_loss) + " nats; ln 32 = " +
+                                three(std::log(32.0))));
+    CHECK_THAT(output, Contains("(each letter a repeat):      " + three(whole.second_copy_loss) + " nats."));
+    // The ablation table, row by row; the needed head is the one whose zeroing leaves the lowest score.
+    std::size_t needed = 0;
+    double lowest = 2.0;
+    std::vector<sa::CopyScores> cut;
+    for (std::size_t h = 0; h < 4; ++h) {
+        const sa::HeadAblation ablation{0, h};
+        cut.push_back(sa::copy_scores(model, test, &ablation));
+        CHECK_THAT(output, Contains(fmt::format("  head {}     {:>20.3f}  {:>16.3f}\n", h + 1,
+                                                top(cut[h].induction[1]), cut[h].second_copy_loss)));
+        if (top(cut[h].induction[1]) < lowest) {
+            lowest = top(cut[h].induction[1]);
+            needed = h;
+        }
+    }
+    const std::vector<std::vector<double>> text_previous =
+        sa::previous_token_scores(model, sa::even_batch(held_out, 128, 64));
+    CHECK_THAT(output, Contains("held-out text  " + row(text_previous[0])));
+    CHECK_THAT(output, Contains("test letters   " + row(whole.previous[0])));
+    CHECK_THAT(output, Contains(fmt::format("Zeroing layer-0 head {} lowers the score most", needed + 1)));
+    const sa::Batch measured = sa::even_batch(held_out, 128, 64);
+    const double with_mix = sa::evaluate(model, measured);
+    const double without = sa::evaluate(plain, measured);
+    CHECK_THAT(output, Contains("with the mix " + three(with_mix) + ", without " + three(without) + "; difference " +
+                                three(with_mix - without)));
+    const sa::CopyScores plain_scores = sa::copy_scores(plain, test, nullptr);
+    const sa::CopyScores control_scores = sa::copy_scores(control, test, nullptr);
+    CHECK_THAT(output, Contains("best induction score " + three(top(plain_scores.induction[1])) + "; first copy " +
+                                three(plain_scores.first_copy_loss) + " nats, second copy " +
+                                three(plain_scores.second_copy_loss)));
+    CHECK_THAT(output, Contains("best induction score " + three(top(control_scores.induction[0])) + "; first copy " +
+                                three(control_scores.first_copy_loss) + " nats, second copy " +
+                                three(control_scores.second_copy_loss)));
+    // The goals, decided here from the models, and the verdict the program printed for each.
+    const double score = top(whole.induction[1]);
+    const bool induction = score >= 0.4 && whole.second_copy_loss <= 1.0;
+    bool ablation = true;
+    for (std::size_t h = 0; h < 4; ++h) {
+        const double drop = (score - top(cut[h].induction[1])) / score;
+        const double rise = cut[h].second_copy_loss - whole.second_copy_loss;
+        ablation = ablation && (h == needed ? drop >= 0.75 && rise >= 1.0 : drop < 0.25 && rise < 1.0 / 3.0);
+    }
+    const bool control_goal = top(control_scores.induction[0]) < 0.1 &&
+                              std::fabs(control_scores.second_copy_loss - control_scores.first_copy_loss) <=
+                                  0.1 * control_scores.first_copy_loss;
+    CHECK_THAT(output, Contains("second copy at most 1 nat" + verdict(induction)));
+    CHECK_THAT(output, Contains("at least 90 % of ln 32" + verdict(whole.first_copy_loss >= 0.9 * std::log(32.0))));
+    CHECK_THAT(output, Contains("less than a third of that" + verdict(ablation)));
+    CHECK_THAT(output, Contains("held-out text at least 0.35" + verdict(top(text_previous[0]) >= 0.35)));
+    CHECK_THAT(output, Contains("within 10 % of the first" + verdict(control_goal)));
+    CHECK_THAT(output, Contains("at most 0.1 nats per character" + verdict(with_mix - without <= 0.1)));
+    // The sequences of 24 letters come from the same generator, after the 16 of 32.
+    const sa::Batch shorter = sa::repeated_batch(letters, 16, 24, test_generator);
+    const sa::CopyScores model_24 = sa::copy_scores(model, shorter, nullptr);
+    const sa::CopyScores control_24 = sa::copy_scores(control, shorter, nullptr);
+    for (const sa::CopyScores* s : {&model_24, &control_24}) {
+        CHECK_THAT(output, Contains(fmt::format("on 24 letters repeated once: best induction score {:.3f}; first copy "
+                                                "{:.3f} nats, second copy {:.3f} nats.", top(s->induction.back()),
+                                                s->first_copy_loss, s->second_copy_loss)));
+    }
+    INFO("what the chapter claims: the score and the second copy pass the goal on 32 letters ...");
+    CHECK(induction);
+    CHECK(whole.first_copy_loss >= 0.9 * std::log(32.0));
+    INFO("... but the head counts back 31 places instead of matching letters: on 24 letters it finds nothing");
+    CHECK(top(model_24.induction[1]) < 0.1);
+    CHECK(model_24.second_copy_loss > model_24.first_copy_loss);
+    INFO("text alone grows no such head");
+    CHECK(top(plain_scores.induction[1]) < 0.1);
+    // Step 0: the random start, drawn again from the seed, scored as the program scores it.
+    sa::SplitMix64 generator(2017);
+    const sa::LanguageModel start = sa::random_model({63, 64, 4, 2, 64}, generator);
+    const sa::CopyScores at_start = sa::copy_scores(start, test, nullptr);
+    const sa::Batch first = sa::mixed_batch(sa::encode(vocabulary, training_text), letters, 32, 64, 2, generator);
+    const double first_loss = sa::cross_entropy(sa::forward(start, first.inputs, 64).logits, first.targets).loss;
+    CHECK_THAT(output, Contains(fmt::format("      0  {:>13.3f}  {:>20.3f}  {:>16.3f}\n", first_loss,
+                                            top(at_start.induction[1]), at_start.second_copy_loss)));
+    INFO("step 300: the saved model is the model after the last step");
+    const std::size_t last = output.find("\n    300  ");
+    REQUIRE(last != std::string::npos);
+    const std::string line = output.substr(last + 1, output.find('\n', last + 1) - last);
+    CHECK_THAT(line, Catch::Matchers::EndsWith(fmt::format("  {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));
+    CHECK_THAT(output, Contains(fmt::format("  none       {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));
 }

@@ -262,7 +262,8 @@ std::string save_safetensors(const LanguageModel& model, const std::string& voca
                                      json_string(vocabulary), model.shape.heads, model.shape.context);
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
-        header += "," + tensor_entry(names[i], *tensors[i], offset);
+        header += ',';
+        header += tensor_entry(names[i], *tensors[i], offset);
     }
     header += "}";
     header.append((8 - header.size() % 8) % 8, ' ');

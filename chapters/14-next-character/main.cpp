@@ -245,6 +245,23 @@ void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary
                  bytes.size(), sa::parameter_names(model.shape).size());
 }
 
+std::string text_summary(const std::string& name, const sa::Vocabulary& vocabulary, std::size_t training,
+                         std::size_t held_out, double bigram_all, int digits)
+{
+    std::string characters;
+    for (const char c : vocabulary.characters) {
+        characters += sa::character_label(c);
+    }
+    const std::size_t v = vocabulary.characters.size();
+    return fmt::format("Text: {}.\nTraining text: {} characters. Held-out text: {} characters.\n"
+                       "Vocabulary: V = {} distinct characters: {}\n"
+                       "Guessing uniformly costs ln V = {:.{}f} nats per character.\n"
+                       "Counted bigram with add-one smoothing, on every held-out character: {:.{}f}\n"
+                       "Measured from here on: {} held-out windows of {} characters, {} predictions.\n\n",
+                       name, training, held_out, v, characters, std::log(static_cast<double>(v)), digits, bigram_all,
+                       digits, held_out_windows, context, held_out_windows * context);
+}
+
 std::string next_character_chapter(const sa::Example& example)
 {
     const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
@@ -271,18 +288,8 @@ std::string next_character_chapter(const sa::Example& example)
     const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
     const int digits = example.precision;
     sa::Report report(example);
-    std::string chars;
-    for (const char c : vocabulary.characters) {
-        chars += sa::character_label(c);
-    }
-    report.text(fmt::format("Text: {}.\nTraining text: {} characters. Held-out text: {} characters.\n"
-                            "Vocabulary: V = {} distinct characters: {}\n", corpus.name, training.size(),
-                            held_out.size(), v, chars));
-    report.text(fmt::format("Guessing uniformly costs ln V = {:.{}f} nats per character.\n"
-                            "Counted bigram with add-one smoothing, on every held-out character: {:.{}f}\n"
-                            "Measured from here on: {} held-out windows of {} characters, {} predictions.\n\n",
-                            std::log(static_cast<double>(v)), digits, baselines.bigram_all, digits, held_out_windows,
-                            context, measured.targets.size()));
+    report.text(text_summary(corpus.name, vocabulary, training.size(), held_out.size(), baselines.bigram_all,
+                             digits));
     sa::LanguageModel model = loaded.model;
     if (load.empty()) {
         const sa::ModelShape shape{v, width, heads, 1, context};

@@ -9,6 +9,7 @@
 
 #include "dense.hpp"
 #include "embedding.hpp"
+#include "exercise.hpp"
 
 namespace sa {
 

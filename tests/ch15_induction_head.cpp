@@ -162,7 +162,8 @@ TEST_CASE("The ablation zeroes one head's output and leaves every other head's o
     CHECK_THROWS_AS(sa::ablated_forward(model, tokens, window, {0, 2}), std::invalid_argument);
 }
 
-TEST_CASE("Repeated letters: a seeded shuffle of distinct letters, repeated once, then its first letter", "[ch15]")
+TEST_CASE("Repeated letters: a seeded shuffle of distinct letters, repeated once, then its first letter",
+          "[ch15][support]")
 {
     std::vector<std::size_t> letters;
     for (std::size_t t = 10; t < 61; ++t) {
@@ -201,7 +202,7 @@ TEST_CASE("Repeated letters: a seeded shuffle of distinct letters, repeated once
 }
 
 TEST_CASE("The training mix: every fourth window is repeated letters, the rest are text as random_batch cuts it",
-          "[ch15]")
+          "[ch15][support]")
 {
     std::vector<std::size_t> text;
     for (std::size_t i = 0; i < 500; ++i) {
@@ -323,7 +324,7 @@ std::string verdict(bool met)
 
 }  // namespace
 
-TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run]")
+TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
 {
     const std::string output = read_all(BOOK_CH15_OUTPUT);
     const std::string training_text = read_all(BOOK_KJV_TRAINING);

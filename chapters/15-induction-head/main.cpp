@@ -1,7 +1,6 @@
 // Chapter 15, Two layers: the induction head. Chapter 14's model with a second layer, trained on
 // the King James text with and without repeated random letters in the mix; the circuit that
 // copies is found, scored, ablated and compared with one layer.
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -114,13 +113,11 @@ struct Run {
     std::vector<double> induction;         // the best layer-1 (last layer) induction score there
     std::vector<double> second_copy;       // the second-copy loss there
     std::size_t first_pass = 0;            // the first checkpoint whose score passes the threshold, or steps + 1
-    double seconds = 0.0;                  // measured, never printed on stdout
 };
 
 //> training
 Run train(const sa::ModelShape& shape, const Data& data, std::size_t every, std::size_t steps, std::uint64_t seed)
 {
-    const auto start = std::chrono::steady_clock::now();
     sa::SplitMix64 generator(seed);
     sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = learning_rate});
     Run run;
@@ -142,7 +139,6 @@ Run train(const sa::ModelShape& shape, const Data& data, std::size_t every, std:
         }
     }
     run.model = trainer.model;
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return run;
 }
 //< training
@@ -173,9 +169,12 @@ std::string phase_text(const Run& run, std::size_t steps, int digits)
         if (step % (5 * checkpoint_every) != 0 && step != steps && step != run.first_pass) {
             continue;
         }
-        const double loss = step < steps ? run.training_loss[step] : run.training_loss.back();
-        text += fmt::format("  {:>5}  {:>13.{}f}  {:>20.{}f}  {:>16.{}f}\n", step, loss, digits, run.induction[i],
-                            digits, run.second_copy[i], digits);
+        // The batch of the step that starts here; after the last step, the last batch's (none without a step).
+        const std::string loss = run.training_loss.empty() ? "-"
+                                 : fmt::format("{:.{}f}", step < steps ? run.training_loss[step]
+                                                                        : run.training_loss.back(), digits);
+        text += fmt::format("  {:>5}  {:>13}  {:>20.{}f}  {:>16.{}f}\n", step, loss, run.induction[i], digits,
+                            run.second_copy[i], digits);
     }
     if (run.first_pass <= steps) {
         text += fmt::format("The best induction score first passes {} at step {} (scored every {} steps).\n",
@@ -281,7 +280,7 @@ sa::LinePlot phase_plot(const Run& run)
     return plot;
 }
 
-// The note goes to stderr, so that the output with --save is the output without it.
+// Writes one model; throws a one-line error if the file cannot be written.
 void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path)
 {
     const std::string bytes = sa::save_safetensors(model, vocabulary.characters);
@@ -290,7 +289,6 @@ void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary
     if (!out) {
         throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
     }
-    std::fprintf(stderr, "ch15-induction-head: saved a model to %s: %zu bytes\n", path.c_str(), bytes.size());
 }
 
 struct Options {
@@ -417,10 +415,14 @@ void save_models(const std::string& path, const sa::Vocabulary& vocabulary, cons
         return;
     }
     save_model(model, vocabulary, path);
+    std::string saved = path;
     if (others.size() == 2) {
         save_model(others[0]->model, vocabulary, path + ".without-mix");
         save_model(others[1]->model, vocabulary, path + ".one-layer");
+        saved += fmt::format(", {0}.without-mix and {0}.one-layer", path);
     }
+    // The note goes to stderr, so that the output with --save is the output without it.
+    std::fprintf(stderr, "ch15-induction-head: note: saved %s\n", saved.c_str());
 }
 
 std::string induction_chapter(const sa::Example& example)
@@ -455,8 +457,6 @@ std::string induction_chapter(const sa::Example& example)
         report.line_plot("phase-change.svg", phase_plot(mixed));
         plain = train({v, width, options.heads, options.layers, context}, data, 0, options.steps, seed);
         control = train({v, width, options.heads, 1, context}, data, repeated_every, options.steps, seed);
-        std::fprintf(stderr, "ch15-induction-head: trained in %.1f s, %.1f s and %.1f s (measured)\n", mixed.seconds,
-                     plain.seconds, control.seconds);
     } else {
         report.text(fmt::format("Loaded {}: {} layers, d = {}, h = {}.\n\n", load, model.shape.layers,
                                 model.shape.width, model.shape.heads));

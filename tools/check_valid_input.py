@@ -25,7 +25,7 @@ WIDTHS = (1, 2, 3, 4, 5)
 CORNERS_ONLY = {"ch03-scaling": [(1, 1), (5, 5)], "ch11-gradients": [(1, 1), (2, 3), (5, 5)]}
 # A program that trains for about a minute by default: its default run is made once at build
 # time and checked there (its .output test), so the grid runs its short trainings only.
-TRAINS = {"ch14-next-character"}
+TRAINS = {"ch14-next-character", "ch15-induction-head"}
 
 
 def matrix(rows, cols, salt=0):

@@ -1,0 +1,514 @@
+// Chapter 15, Two layers: the induction head. Chapter 14's model with a second layer, trained on
+// the King James text with and without repeated random letters in the mix; the circuit that
+// copies is found, scored, ablated and compared with one layer.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "char_text.hpp"
+#include "circuits.hpp"
+#include "cli.hpp"
+#include "language_model.hpp"
+#include "report.hpp"
+#include "safetensors.hpp"
+#include "svg.hpp"
+
+namespace {
+
+//> settings
+constexpr std::size_t width = 64;              // d, the width of the residual stream
+constexpr std::size_t context = 64;            // the characters of a window: 32 letters twice
+constexpr std::size_t batch_windows = 32;      // windows in one training step
+constexpr std::size_t repeated_every = 2;      // every second window is repeated letters: half (see the prose)
+constexpr std::size_t test_windows = 16;       // repeated-letter sequences the circuit is scored on
+constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenly over the held-out text
+constexpr std::size_t checkpoint_every = 10;   // steps between two scorings while training
+constexpr double learning_rate = 1e-2;         // Adam's α
+constexpr double score_threshold = 0.4;        // the induction score the chapter looks for
+constexpr std::size_t shorter_period = 24;     // the check that the head matches letters, not places
+//< settings
+
+std::string read_file(const std::string& path, const std::string& option)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw sa::UsageError(fmt::format("{}: cannot read the file {}", option, path));
+    }
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct Corpus {
+    std::string name;
+    sa::TextSplit split;
+};
+
+Corpus load_corpus(const std::string& path)
+{
+    if (path.empty()) {
+        return {"the King James Bible, one verse per line; every tenth chapter held out",
+                {read_file(BOOK_KJV_TRAINING, "the King James text"), read_file(BOOK_KJV_HELD_OUT, "the King James text")}};
+    }
+    const std::string option = "--text " + path;
+    const std::string text = read_file(path, "--text");
+    try {
+        sa::check_plain_text(text, option);
+        return {path + "; every tenth line held out", sa::split_every_tenth_line(text, option)};
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(error.what());
+    }
+}
+
+sa::LanguageModel load_model(const std::string& path, const sa::Vocabulary& vocabulary)
+{
+    sa::SavedModel saved;
+    try {
+        saved = sa::load_safetensors(read_file(path, "--load"));
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
+    }
+    if (saved.vocabulary != vocabulary.characters) {
+        throw sa::UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and they "
+                                         "differ; load a model trained on this text", path, saved.vocabulary.size(),
+                                         vocabulary.characters.size()));
+    }
+    if (saved.model.shape.context < context) {
+        throw sa::UsageError(fmt::format("--load {}: the model was trained on windows of {}; the test sequences need "
+                                         "{}", path, saved.model.shape.context, context));
+    }
+    return saved.model;
+}
+
+struct Data {
+    std::vector<std::size_t> training;
+    std::vector<std::size_t> letters;
+    sa::Batch held_out;  // the measured held-out windows
+    sa::Batch test;      // the repeated-letter sequences
+    sa::Batch shorter;   // the same with 24 letters: a head that only counts back 31 places fails on them
+};
+
+double best(const std::vector<double>& scores)
+{
+    double top = scores.front();
+    for (const double s : scores) {
+        top = std::fmax(top, s);
+    }
+    return top;
+}
+
+std::size_t best_head(const std::vector<double>& scores)
+{
+    std::size_t top = 0;
+    for (std::size_t h = 1; h < scores.size(); ++h) {
+        top = scores[h] > scores[top] ? h : top;
+    }
+    return top;
+}
+
+struct Run {
+    sa::LanguageModel model;
+    std::vector<double> training_loss;     // each step's batch, before the step
+    std::vector<std::size_t> checkpoints;  // where the circuit was scored
+    std::vector<double> induction;         // the best layer-1 (last layer) induction score there
+    std::vector<double> second_copy;       // the second-copy loss there
+    std::size_t first_pass = 0;            // the first checkpoint whose score passes the threshold, or steps + 1
+};
+
+//> training
+Run train(const sa::ModelShape& shape, const Data& data, std::size_t every, std::size_t steps, std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = learning_rate});
+    Run run;
+    run.first_pass = steps + 1;
+    for (std::size_t step = 0; step <= steps; ++step) {
+        if (step % checkpoint_every == 0 || step == steps) {
+            const sa::CopyScores scores = sa::copy_scores(trainer.model, data.test, nullptr);
+            run.checkpoints.push_back(step);
+            run.induction.push_back(best(scores.induction.back()));
+            run.second_copy.push_back(scores.second_copy_loss);
+            if (run.induction.back() >= score_threshold && run.first_pass > steps) {
+                run.first_pass = step;
+            }
+        }
+        if (step < steps) {
+            const sa::Batch batch = sa::mixed_batch(data.training, data.letters, batch_windows, context, every,
+                                                    generator);
+            run.training_loss.push_back(sa::training_step(trainer, batch));
+        }
+    }
+    run.model = trainer.model;
+    return run;
+}
+//< training
+
+std::string head_row(const std::vector<double>& scores, int digits)
+{
+    std::string row;
+    for (const double s : scores) {
+        row += fmt::format("  {:>6.{}f}", s, digits);
+    }
+    return row + "\n";
+}
+
+std::string head_header(std::size_t heads)
+{
+    std::string row;
+    for (std::size_t h = 0; h < heads; ++h) {
+        row += fmt::format("  head {}", h + 1);
+    }
+    return row + "\n";
+}
+
+std::string phase_text(const Run& run, std::size_t steps, int digits)
+{
+    std::string text = "   step  training loss  best induction score  second-copy loss\n";
+    for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+        const std::size_t step = run.checkpoints[i];
+        if (step % (5 * checkpoint_every) != 0 && step != steps && step != run.first_pass) {
+            continue;
+        }
+        // The batch of the step that starts here; after the last step, the last batch's (none without a step).
+        const std::string loss = run.training_loss.empty() ? "-"
+                                 : fmt::format("{:.{}f}", step < steps ? run.training_loss[step]
+                                                                        : run.training_loss.back(), digits);
+        text += fmt::format("  {:>5}  {:>13}  {:>20.{}f}  {:>16.{}f}\n", step, loss, run.induction[i], digits,
+                            run.second_copy[i], digits);
+    }
+    if (run.first_pass <= steps) {
+        text += fmt::format("The best induction score first passes {} at step {} (scored every {} steps).\n",
+                            score_threshold, run.first_pass, checkpoint_every);
+    } else {
+        text += fmt::format("The best induction score never passes {} in {} steps.\n", score_threshold, steps);
+    }
+    return text;
+}
+
+std::string shorter_text(const sa::LanguageModel& model, const Data& data, int digits)
+{
+    const sa::CopyScores shorter = sa::copy_scores(model, data.shorter, nullptr);
+    return fmt::format(" on {} letters repeated once: best induction score {:.{}f}; first copy {:.{}f} nats, "
+                       "second copy {:.{}f} nats.\n", shorter_period, best(shorter.induction.back()), digits,
+                       shorter.first_copy_loss, digits, shorter.second_copy_loss, digits);
+}
+
+std::string circuit_text(const sa::CopyScores& scores, std::size_t heads, int digits)
+{
+    std::string text = "Induction score on the test sequences (period 32):\n         " + head_header(heads);
+    for (std::size_t l = 0; l < scores.induction.size(); ++l) {
+        text += fmt::format("layer {}", l) + head_row(scores.induction[l], digits);
+    }
+    text += fmt::format("Loss on the first copy (letters 2 to 32, each new): {:.{}f} nats; ln 32 = {:.{}f}.\n"
+                        "Loss on the second copy (each letter a repeat):      {:.{}f} nats.\n",
+                        scores.first_copy_loss, digits, std::log(32.0), digits, scores.second_copy_loss, digits);
+    return text;
+}
+
+std::string ablation_text(const sa::LanguageModel& model, const Data& data, const sa::CopyScores& whole,
+                          std::size_t& needed, int digits)
+{
+    std::string text = fmt::format("Ablation: each layer-0 head's output zeroed in turn.\n"
+                                   "  zeroed     best induction score  second-copy loss\n"
+                                   "  none       {:>20.{}f}  {:>16.{}f}\n",
+                                   best(whole.induction.back()), digits, whole.second_copy_loss, digits);
+    double lowest = 2.0;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const sa::HeadAblation ablation{0, h};
+        const sa::CopyScores scores = sa::copy_scores(model, data.test, &ablation);
+        const double score = best(scores.induction.back());
+        text += fmt::format("  head {}     {:>20.{}f}  {:>16.{}f}\n", h + 1, score, digits, scores.second_copy_loss,
+                            digits);
+        if (score < lowest) {
+            lowest = score;
+            needed = h;
+        }
+    }
+    return text;
+}
+
+std::vector<std::string> letter_labels(const sa::Vocabulary& vocabulary, const std::vector<std::size_t>& tokens)
+{
+    std::vector<std::string> labels;
+    for (const std::size_t t : tokens) {
+        labels.push_back(sa::character_label(vocabulary.characters[t]));
+    }
+    return labels;
+}
+
+void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                const Data& data, std::size_t induction_head, std::size_t needed)
+{
+    const std::vector<std::size_t> tokens(data.test.inputs.begin(),
+                                          data.test.inputs.begin() + static_cast<std::ptrdiff_t>(context));
+    const std::vector<std::string> labels = letter_labels(vocabulary, tokens);
+    const std::size_t last = model.layers.size() - 1;
+    report.heatmap("induction-stripe.svg",
+                   {.title = fmt::format("Layer {} head {} on 32 random letters repeated once", last,
+                                         induction_head + 1),
+                    .values = sa::head_attention(model, last, tokens)[induction_head], .row_labels = labels,
+                    .col_labels = labels, .precision = 1, .scale_label = "weight"});
+    report.heatmap("previous-token-head.svg",
+                   {.title = fmt::format("Layer 0 head {}, the head the circuit needs, on the same letters",
+                                         needed + 1),
+                    .values = sa::head_attention(model, 0, tokens)[needed], .row_labels = labels,
+                    .col_labels = labels, .precision = 1, .scale_label = "weight"});
+}
+
+sa::LinePlot phase_plot(const Run& run)
+{
+    sa::LinePlot plot{.title = "The phase change: the induction head forms", .x_label = "training step",
+                      .y_label = "nats per character, or score (0 to 1)"};
+    sa::Series training{.name = "training loss (mean of 10 steps)"};
+    for (std::size_t s = 0; s + 10 <= run.training_loss.size(); s += 10) {
+        double total = 0.0;
+        for (std::size_t k = s; k < s + 10; ++k) {
+            total += run.training_loss[k];
+        }
+        training.x.push_back(static_cast<double>(s + 10));
+        training.y.push_back(total / 10.0);
+    }
+    sa::Series second{.name = "loss on the second copy"};
+    sa::Series score{.name = "best induction score"};
+    for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+        second.x.push_back(static_cast<double>(run.checkpoints[i]));
+        second.y.push_back(run.second_copy[i]);
+        score.x.push_back(static_cast<double>(run.checkpoints[i]));
+        score.y.push_back(run.induction[i]);
+    }
+    plot.series = {training, second, score};
+    return plot;
+}
+
+// Writes one model; throws a one-line error if the file cannot be written.
+void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path)
+{
+    const std::string bytes = sa::save_safetensors(model, vocabulary.characters);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+        throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
+    }
+}
+
+struct Options {
+    std::size_t steps = 0;
+    std::size_t heads = 0;
+    std::size_t layers = 0;
+};
+
+Options read_options(const sa::Example& example)
+{
+    Options options;
+    options.steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
+    options.heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 32));
+    options.layers = static_cast<std::size_t>(sa::whole_option(example, "--layers", 1, 4));
+    if (width % options.heads != 0 || (width / options.heads) % 2 != 0) {
+        throw sa::UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose "
+                                         "1, 2, 4, 8, 16 or 32", options.heads, width));
+    }
+    return options;
+}
+
+Data read_data(const Corpus& corpus, const sa::Vocabulary& vocabulary, std::uint64_t seed)
+{
+    Data data;
+    data.training = sa::encode(vocabulary, corpus.split.training);
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, corpus.split.held_out);
+    data.letters = sa::letter_tokens(vocabulary);
+    if (data.training.size() <= context + 1 || held_out.size() <= context + 1) {
+        throw sa::UsageError(fmt::format("--text: the training text has {} characters and the held-out text {}; each "
+                                         "needs more than {}, a window and the character after it",
+                                         data.training.size(), held_out.size(), context + 1));
+    }
+    if (data.letters.size() < context / 2) {
+        throw sa::UsageError(fmt::format("--text: the training text has {} distinct letters (A-Z, a-z); the test "
+                                         "sequences need {}", data.letters.size(), context / 2));
+    }
+    data.held_out = sa::even_batch(held_out, held_out_windows, context);
+    sa::SplitMix64 test_generator(seed + 1);  // the test sequences: not the training generator's draws
+    data.test = sa::repeated_batch(data.letters, test_windows, context / 2, test_generator);
+    data.shorter = sa::repeated_batch(data.letters, test_windows, shorter_period, test_generator);
+    return data;
+}
+
+struct Comparison {
+    double held_out_mixed = 0.0;    // the two-layer model trained with the mix
+    double held_out_plain = 0.0;    // the same model trained on text alone
+    sa::CopyScores plain;           // what the model without the mix does on repeated letters
+    sa::CopyScores control;         // the one-layer model, trained with the mix
+};
+
+std::string comparison_text(const Comparison& c, int digits)
+{
+    return fmt::format("Without the mix (two layers, text alone, the same steps and seed):\n"
+                       "  best induction score {:.{}f}; first copy {:.{}f} nats, second copy {:.{}f} nats.\n"
+                       "The one-layer control (trained with the mix):\n"
+                       "  best induction score {:.{}f}; first copy {:.{}f} nats, second copy {:.{}f} nats.\n"
+                       "Held-out text, nats per character: with the mix {:.{}f}, without {:.{}f}; "
+                       "difference {:.{}f}.\n",
+                       best(c.plain.induction.back()), digits, c.plain.first_copy_loss, digits,
+                       c.plain.second_copy_loss, digits, best(c.control.induction.back()), digits,
+                       c.control.first_copy_loss, digits, c.control.second_copy_loss, digits, c.held_out_mixed,
+                       digits, c.held_out_plain, digits, c.held_out_mixed - c.held_out_plain, digits);
+}
+
+//> goals
+struct Goals {
+    bool induction = false;  // a last-layer head scores >= 0.4, the second copy costs <= 1 nat
+    bool first_copy = false;  // the first copy costs at least 90 % of ln 32
+    bool ablation = false;   // the needed head: score cut >= 75 %, second copy +1 nat; each other head
+                             // changes both by less than a third of that
+    bool previous = false;   // a layer-0 head scores >= 0.35 on held-out text
+    bool control = false;    // one layer: best score < 0.1, second copy within 10 % of the first
+    bool held_out = false;   // the mix costs at most 0.1 nats per character on held-out text
+};
+
+Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::CopyScores& whole,
+                  const std::vector<double>& text_previous, std::size_t needed, const Comparison* c)
+{
+    Goals goals;
+    goals.induction = best(whole.induction.back()) >= 0.4 && whole.second_copy_loss <= 1.0;
+    goals.first_copy = whole.first_copy_loss >= 0.9 * std::log(32.0);
+    const double top = best(whole.induction.back());
+    goals.ablation = true;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const sa::HeadAblation ablation{0, h};
+        const sa::CopyScores cut = sa::copy_scores(model, data.test, &ablation);
+        const double drop = (top - best(cut.induction.back())) / top;
+        const double rise = cut.second_copy_loss - whole.second_copy_loss;
+        goals.ablation = goals.ablation && (h == needed ? drop >= 0.75 && rise >= 1.0 : drop < 0.25 && rise < 1.0 / 3.0);
+    }
+    goals.previous = best(text_previous) >= 0.35;
+    if (c != nullptr) {  // trained here, not loaded: the control and the model without the mix exist
+        goals.control = best(c->control.induction.back()) < 0.1 &&
+                        std::fabs(c->control.second_copy_loss - c->control.first_copy_loss) <=
+                            0.1 * c->control.first_copy_loss;
+        goals.held_out = c->held_out_mixed - c->held_out_plain <= 0.1;
+    }
+    return goals;
+}
+//< goals
+
+std::string goals_text(const Goals& g, const Comparison* c)
+{
+    const auto verdict = [](bool met) { return met ? "met" : "NOT met"; };
+    std::string text = fmt::format("Goals:\n  layer 1: a head scores at least 0.4, second copy at most 1 nat: {}\n"
+                                   "  the first copy costs at least 90 % of ln 32: {}\n"
+                                   "  ablation: one layer-0 head cuts the score by 75 % and adds 1 nat, each other "
+                                   "head less than a third of that: {}\n"
+                                   "  layer 0: a head's previous-token score on held-out text at least 0.35: {}\n",
+                                   verdict(g.induction), verdict(g.first_copy), verdict(g.ablation),
+                                   verdict(g.previous));
+    if (c != nullptr) {
+        text += fmt::format("  one-layer control: best score below 0.1, second copy within 10 % of the first: {}\n"
+                            "  held-out text: the mix costs at most 0.1 nats per character: {}\n",
+                            verdict(g.control), verdict(g.held_out));
+    }
+    return text;
+}
+
+void save_models(const std::string& path, const sa::Vocabulary& vocabulary, const sa::LanguageModel& model,
+                 const std::vector<const Run*>& others)
+{
+    if (path.empty()) {
+        return;
+    }
+    save_model(model, vocabulary, path);
+    std::string saved = path;
+    if (others.size() == 2) {
+        save_model(others[0]->model, vocabulary, path + ".without-mix");
+        save_model(others[1]->model, vocabulary, path + ".one-layer");
+        saved += fmt::format(", {0}.without-mix and {0}.one-layer", path);
+    }
+    // The note goes to stderr, so that the output with --save is the output without it.
+    std::fprintf(stderr, "ch15-induction-head: note: saved %s\n", saved.c_str());
+}
+
+std::string induction_chapter(const sa::Example& example)
+{
+    const Options options = read_options(example);
+    const Corpus corpus = load_corpus(example.options.at("--text"));
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
+    const auto seed = static_cast<std::uint64_t>(example.seed);
+    const Data data = read_data(corpus, vocabulary, seed);
+    const std::string& load = example.options.at("--load");
+    const sa::LanguageModel loaded = load.empty() ? sa::LanguageModel{} : load_model(load, vocabulary);
+    const int digits = example.precision;
+    sa::Report report(example);
+    report.text(fmt::format("Text: {}.\nTraining text: {} characters; V = {}; {} letters.\n"
+                            "Test sequences: {} of 32 distinct random letters repeated once (seed {}).\n"
+                            "Measured on held-out text: {} windows of {} characters.\n\n", corpus.name,
+                            data.training.size(), vocabulary.characters.size(), data.letters.size(), test_windows,
+                            seed + 1, held_out_windows, context));
+    sa::LanguageModel model = loaded;
+    Run plain;
+    Run control;
+    if (load.empty()) {
+        const std::size_t v = vocabulary.characters.size();
+        report.text(fmt::format("Model: {} attention layers, d = {}, h = {}, windows of {}; {} windows per step, "
+                                "one in {} of them repeated letters; {} steps; seed {}; Adam α = {}.\n",
+                                options.layers, width, options.heads, context, batch_windows, repeated_every,
+                                options.steps, seed, learning_rate));
+        const Run mixed = train({v, width, options.heads, options.layers, context}, data, repeated_every,
+                                options.steps, seed);
+        model = mixed.model;
+        report.text(phase_text(mixed, options.steps, digits) + "\n");
+        report.line_plot("phase-change.svg", phase_plot(mixed));
+        plain = train({v, width, options.heads, options.layers, context}, data, 0, options.steps, seed);
+        control = train({v, width, options.heads, 1, context}, data, repeated_every, options.steps, seed);
+    } else {
+        report.text(fmt::format("Loaded {}: {} layers, d = {}, h = {}.\n\n", load, model.shape.layers,
+                                model.shape.width, model.shape.heads));
+    }
+    const sa::CopyScores whole = sa::copy_scores(model, data.test, nullptr);
+    report.text(circuit_text(whole, model.shape.heads, digits) + "The same model" + shorter_text(model, data, digits) +
+                "\n");
+    std::size_t needed = 0;
+    report.text(ablation_text(model, data, whole, needed, digits) + "\n");
+    const std::vector<std::vector<double>> text_previous = sa::previous_token_scores(model, data.held_out);
+    report.text("Previous-token score of layer 0 (mean attention from i to i-1):\n                " +
+                head_header(model.shape.heads) + "held-out text  " + head_row(text_previous[0], digits) +
+                "test letters   " + head_row(whole.previous[0], digits) +
+                fmt::format("Zeroing layer-0 head {} lowers the score most; the best previous-token head on text is "
+                            "head {}.\n\n",
+                            needed + 1, best_head(text_previous[0]) + 1));
+    Comparison comparison;
+    if (load.empty()) {
+        comparison = {sa::evaluate(model, data.held_out), sa::evaluate(plain.model, data.held_out),
+                      sa::copy_scores(plain.model, data.test, nullptr),
+                      sa::copy_scores(control.model, data.test, nullptr)};
+        report.text(comparison_text(comparison, digits) + "The one-layer control" +
+                    shorter_text(control.model, data, digits) + "\n");
+    }
+    if (model.layers.size() >= 2) {
+        const Comparison* compared = load.empty() ? &comparison : nullptr;
+        const Goals goals = check_goals(model, data, whole, text_previous[0], needed, compared);
+        report.text(goals_text(goals, compared));
+    }
+    draw_heads(report, model, vocabulary, data, best_head(whole.induction.back()), needed);
+    save_models(example.options.at("--save"), vocabulary, model,
+                load.empty() ? std::vector<const Run*>{&plain, &control} : std::vector<const Run*>{});
+    return report.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch15-induction-head",
+                         "train two layers of attention on the King James Bible with repeated random letters in "
+                         "the mix, and find the induction head",
+                         sa::mouse_eats_cheese()};
+    info.uses_seed = true;
+    info.options = {{"--steps", "N", "training steps, 0 to 5000", "300"},
+                    {"--layers", "L", "attention layers, 1 to 4", "2"},
+                    {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
+                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
+                    {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},
+                    {"--load", "FILE", "read a saved model instead of training one", ""}};
+    const std::string own = "the model reads the characters of a text, not the book's example";
+    info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
+                           {"--causal", "the model is always causal"}};
+    return sa::run_program(info, argc, argv, induction_chapter);
+}

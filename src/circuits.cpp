@@ -1,0 +1,262 @@
+#include "circuits.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dense.hpp"
+#include "embedding.hpp"
+#include "exercise.hpp"
+
+namespace sa {
+
+//> previous-token-score
+double previous_token_score(const Matrix& weights)
+{
+    // BEGIN SOLUTION previous_token_score: chapter 15, Two layers: the induction head
+    const std::size_t n = weights.rows();
+    if (weights.cols() != n || n < 2) {
+        throw std::invalid_argument(fmt::format("previous_token_score: weights of {}×{}; expected a square matrix "
+                                                "of at least 2 rows", weights.rows(), weights.cols()));
+    }
+    double total = 0.0;
+    for (std::size_t i = 1; i < n; ++i) {
+        total += weights(i, i - 1);  // row i's weight on the character just before it
+    }
+    return total / static_cast<double>(n - 1);
+    // END SOLUTION
+}
+//< previous-token-score
+
+//> induction-score
+double induction_score(const Matrix& weights, std::size_t period)
+{
+    // BEGIN SOLUTION induction_score: chapter 15, Two layers: the induction head
+    const std::size_t n = weights.rows();
+    if (weights.cols() != n || period == 0 || period >= n) {
+        throw std::invalid_argument(fmt::format("induction_score: weights of {}×{} and a period of {}; expected a "
+                                                "square matrix and a period from 1 to rows − 1",
+                                                weights.rows(), weights.cols(), period));
+    }
+    double total = 0.0;
+    for (std::size_t i = period; i < n; ++i) {
+        total += weights(i, i - period + 1);  // the place just after the first occurrence of row i's character
+    }
+    return total / static_cast<double>(n - period);
+    // END SOLUTION
+}
+//< induction-score
+
+std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary)
+{
+    std::vector<std::size_t> letters;
+    for (std::size_t t = 0; t < vocabulary.characters.size(); ++t) {
+        const char c = vocabulary.characters[t];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) {
+            letters.push_back(t);
+        }
+    }
+    return letters;
+}
+
+//> repeated-letters
+std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letters, std::size_t distinct,
+                                          SplitMix64& generator)
+{
+    if (distinct == 0 || letters.size() < distinct) {
+        throw std::invalid_argument(fmt::format("repeated_letters: {} distinct letters asked from {}; ask for at "
+                                                "least 1 and at most as many as there are", distinct, letters.size()));
+    }
+    std::vector<std::size_t> shuffled = letters;
+    for (std::size_t k = 0; k < distinct; ++k) {
+        const std::size_t other = k + static_cast<std::size_t>(generator.next() % (shuffled.size() - k));
+        std::swap(shuffled[k], shuffled[other]);
+    }
+    std::vector<std::size_t> sequence(shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(distinct));
+    sequence.insert(sequence.end(), shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(distinct));
+    sequence.push_back(shuffled[0]);
+    return sequence;
+}
+//< repeated-letters
+
+namespace {
+
+void append_window(Batch& batch, const std::vector<std::size_t>& tokens, std::size_t start)
+{
+    const auto first = tokens.begin() + static_cast<std::ptrdiff_t>(start);
+    const auto length = static_cast<std::ptrdiff_t>(batch.window);
+    batch.inputs.insert(batch.inputs.end(), first, first + length);
+    batch.targets.insert(batch.targets.end(), first + 1, first + length + 1);
+}
+
+}  // namespace
+
+Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count, std::size_t distinct,
+                     SplitMix64& generator)
+{
+    Batch batch{{}, {}, 2 * distinct};
+    for (std::size_t w = 0; w < count; ++w) {
+        append_window(batch, repeated_letters(letters, distinct, generator), 0);
+    }
+    return batch;
+}
+
+//> mixed-batch
+Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
+                  std::size_t count, std::size_t window, std::size_t every, SplitMix64& generator)
+{
+    if (window % 2 != 0 || tokens.size() <= window || (every != 0 && letters.size() < window / 2)) {
+        throw std::invalid_argument(fmt::format("mixed_batch: a window of {} over {} characters and {} letters; the "
+                                                "window must be even, shorter than the text, and at most twice the "
+                                                "letters", window, tokens.size(), letters.size()));
+    }
+    Batch batch{{}, {}, window};
+    for (std::size_t w = 0; w < count; ++w) {
+        if (every != 0 && w % every == every - 1) {
+            append_window(batch, repeated_letters(letters, window / 2, generator), 0);
+        } else {
+            append_window(batch, tokens, static_cast<std::size_t>(generator.next() % (tokens.size() - window)));
+        }
+    }
+    return batch;
+}
+//< mixed-batch
+
+//> ablation
+Matrix ablated_layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads, std::size_t window,
+                             std::size_t head, LayerTrace* trace)
+{
+    // BEGIN SOLUTION ablated_layer_forward: chapter 15, Two layers: the induction head
+    if (head >= heads) {
+        throw std::invalid_argument(fmt::format("ablated_layer_forward: head {} of {}; heads count from 0", head,
+                                                heads));
+    }
+    LayerTrace local;
+    LayerTrace& t = trace != nullptr ? *trace : local;
+    static_cast<void>(layer_forward(layer, input, heads, window, &t));  // every head's C, as always
+    const std::size_t width = input.cols() / heads;
+    for (std::size_t r = 0; r < t.joined.rows(); ++r) {
+        for (std::size_t c = head * width; c < (head + 1) * width; ++c) {
+            t.joined(r, c) = 0.0;  // the silenced head writes nothing
+        }
+    }
+    Matrix output = multiply(t.joined, layer.w_out);
+    add_in_place(output, input);  // X + C' W_O
+    return output;
+    // END SOLUTION
+}
+//< ablation
+
+ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window,
+                             const HeadAblation& ablation)
+{
+    if (ablation.layer >= model.layers.size() || ablation.head >= model.shape.heads) {
+        throw std::invalid_argument(fmt::format("ablated_forward: head {} of layer {}; the model has {} layers of {} "
+                                                "heads", ablation.head, ablation.layer, model.layers.size(),
+                                                model.shape.heads));
+    }
+    ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
+    trace.stream = embed(model.embedding, tokens);
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+        trace.stream = l == ablation.layer
+                           ? ablated_layer_forward(model.layers[l], trace.stream, model.shape.heads, window,
+                                                   ablation.head, &trace.layers[l])
+                           : layer_forward(model.layers[l], trace.stream, model.shape.heads, window, &trace.layers[l]);
+    }
+    trace.logits = multiply(trace.stream, model.unembedding);
+    return trace;
+}
+
+std::vector<Matrix> trace_attention(const LayerTrace& trace, std::size_t heads, std::size_t window, std::size_t index)
+{
+    const std::size_t first = index * window;
+    const std::size_t n = std::min(window, trace.input.rows() - first);
+    std::vector<Matrix> weights;
+    for (std::size_t h = 0; h < heads; ++h) {
+        // The layout of LayerTrace::weights: window after window, head after head, n×n each.
+        const std::size_t offset = first * window * heads + h * n * n;
+        Matrix a(n, n);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j <= i; ++j) {
+                a(i, j) = trace.weights[offset + i * n + j];
+            }
+        }
+        weights.push_back(a);
+    }
+    return weights;
+}
+
+std::vector<double> row_losses(const Matrix& logits, const std::vector<std::size_t>& targets)
+{
+    std::vector<double> losses;
+    for (std::size_t i = 0; i < logits.rows(); ++i) {
+        double largest = logits(i, 0);
+        for (std::size_t j = 1; j < logits.cols(); ++j) {
+            largest = std::fmax(largest, logits(i, j));
+        }
+        double total = 0.0;
+        for (std::size_t j = 0; j < logits.cols(); ++j) {
+            total += std::exp(logits(i, j) - largest);
+        }
+        losses.push_back(std::log(total) - (logits(i, targets.at(i)) - largest));
+    }
+    return losses;
+}
+
+namespace {
+
+std::vector<std::vector<double>> zero_table(const LanguageModel& model)
+{
+    return std::vector<std::vector<double>>(model.layers.size(), std::vector<double>(model.shape.heads, 0.0));
+}
+
+}  // namespace
+
+CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation)
+{
+    const std::size_t n = batch.window;
+    const std::size_t period = n / 2;
+    const std::size_t windows = batch.inputs.size() / n;
+    const ForwardTrace trace = ablation != nullptr ? ablated_forward(model, batch.inputs, n, *ablation)
+                                                   : forward(model, batch.inputs, n);
+    const std::vector<double> losses = row_losses(trace.logits, batch.targets);
+    CopyScores scores{zero_table(model), zero_table(model), 0.0, 0.0};
+    for (std::size_t w = 0; w < windows; ++w) {
+        for (std::size_t l = 0; l < model.layers.size(); ++l) {
+            const std::vector<Matrix> weights = trace_attention(trace.layers[l], model.shape.heads, n, w);
+            for (std::size_t h = 0; h < model.shape.heads; ++h) {
+                scores.induction[l][h] += induction_score(weights[h], period) / static_cast<double>(windows);
+                scores.previous[l][h] += previous_token_score(weights[h]) / static_cast<double>(windows);
+            }
+        }
+        for (std::size_t i = 0; i + 1 < period; ++i) {  // inputs 0 … period−2 predict letters 2 … period
+            scores.first_copy_loss += losses[w * n + i] / static_cast<double>(windows * (period - 1));
+        }
+        for (std::size_t i = period; i < n; ++i) {
+            scores.second_copy_loss += losses[w * n + i] / static_cast<double>(windows * (n - period));
+        }
+    }
+    return scores;
+}
+
+std::vector<std::vector<double>> previous_token_scores(const LanguageModel& model, const Batch& batch)
+{
+    const std::size_t n = batch.window;
+    const std::size_t windows = batch.inputs.size() / n;
+    const ForwardTrace trace = forward(model, batch.inputs, n);
+    std::vector<std::vector<double>> scores = zero_table(model);
+    for (std::size_t w = 0; w < windows; ++w) {
+        for (std::size_t l = 0; l < model.layers.size(); ++l) {
+            const std::vector<Matrix> weights = trace_attention(trace.layers[l], model.shape.heads, n, w);
+            for (std::size_t h = 0; h < model.shape.heads; ++h) {
+                scores[l][h] += previous_token_score(weights[h]) / static_cast<double>(windows);
+            }
+        }
+    }
+    return scores;
+}
+
+}  // namespace sa

@@ -1,0 +1,150 @@
+/// \file circuits.hpp
+/// \brief Chapter 15: reading a circuit out of a trained model. Two scores of a head's attention
+///        weights (the previous-token score, the induction score), the test sequences they are
+///        measured on (random letters repeated once), the training mix that teaches copying, and
+///        the ablation that zeroes one head's output in the forward pass.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "char_text.hpp"
+#include "language_model.hpp"
+#include "matrix.hpp"
+#include "random.hpp"
+
+namespace sa {
+
+/// \brief How much a head looks at the character just before: the mean over rows i = 1 … n−1 of
+///        \f$ A_{i, i-1} \f$.
+///
+/// Row 0 has no previous character and is left out. A head that puts all its weight on the
+/// previous character scores 1; a uniform causal head (\f$ A_{ij} = 1/(i+1) \f$) scores the mean
+/// of \f$ 1/(i+1) \f$ over i = 1 … n−1.
+/// \param weights a head's attention weights on one window, n×n, n at least 2
+/// \return the score, from 0 to 1
+/// \throws std::invalid_argument if the matrix is not square or has fewer than 2 rows
+[[nodiscard]] double previous_token_score(const Matrix& weights);
+
+/// \brief How much a head looks, in the second copy of a repeated sequence, at the place just after
+///        the current character's first occurrence: the mean over rows i = period … n−1 of
+///        \f$ A_{i,\, i - \text{period} + 1} \f$.
+///
+/// In a sequence that repeats with that period, row i's character first occurred at i − period;
+/// the character after it, at i − period + 1, is the one that comes next again. A perfect
+/// induction head scores 1.
+/// \param weights a head's attention weights on one window, n×n
+/// \param period the length of the repeated part, at least 1 and below n
+/// \return the score, from 0 to 1
+/// \throws std::invalid_argument if the matrix is not square or the period does not fit
+[[nodiscard]] double induction_score(const Matrix& weights, std::size_t period);
+
+/// \brief The tokens of a vocabulary's letters, A–Z and a–z, in byte order.
+/// \param vocabulary the vocabulary
+/// \return the letters' tokens
+[[nodiscard]] std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary);
+
+/// \brief A random sequence of distinct letters repeated once, and its first letter a third time:
+///        2 · distinct + 1 tokens, so that a window of 2 · distinct and the character after each
+///        of its positions follow the repetition.
+///
+/// The letters are the first \p distinct of a Fisher–Yates shuffle of \p letters: for k = 0, 1, …,
+/// letter k swaps with letter k + next() mod (count − k).
+/// \param letters the tokens to draw from, at least \p distinct of them, all different
+/// \param distinct how many distinct letters, at least 1
+/// \param generator advances by one draw per letter
+/// \return the tokens
+/// \throws std::invalid_argument if there are fewer letters than \p distinct or none is asked for
+[[nodiscard]] std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letters, std::size_t distinct,
+                                                        SplitMix64& generator);
+
+/// \brief Windows of repeated_letters(), each of 2 · distinct characters with the character after each.
+/// \param letters the tokens to draw from
+/// \param count how many windows
+/// \param distinct the distinct letters of each
+/// \param generator advances by distinct draws per window
+/// \return the batch
+[[nodiscard]] Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count, std::size_t distinct,
+                                   SplitMix64& generator);
+
+/// \brief The training mix: a batch whose windows are text windows, as random_batch() cuts them,
+///        except every \p every th (windows every−1, 2·every−1, …), which is a window of
+///        repeated_letters() of window/2 distinct letters.
+/// \param tokens the training text's tokens, more than \p window
+/// \param letters the letters' tokens, at least window/2 of them
+/// \param count how many windows
+/// \param window the characters of each, even
+/// \param every 4 makes a quarter of the windows repeated letters; 0 makes none
+/// \param generator advances by one draw per text window and window/2 per repeated window
+/// \return the batch
+/// \throws std::invalid_argument if the window is odd or the text or the letters are too short
+[[nodiscard]] Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
+                                std::size_t count, std::size_t window, std::size_t every, SplitMix64& generator);
+
+/// \brief Which head to silence: its output (its columns of C, before W_O) is set to 0.
+struct HeadAblation {
+    std::size_t layer = 0;  ///< the layer, from 0
+    std::size_t head = 0;   ///< the head, from 0
+};
+
+/// \brief One layer with one head's output zeroed: \f$ Y = X + C' W_O \f$, where C' is C with
+///        the head's d/h columns set to 0. Every other head's columns of C are computed exactly as
+///        by layer_forward(), so they are the same bit for bit.
+/// \param layer the layer's matrices
+/// \param input X, N×d
+/// \param heads h
+/// \param window the rows of each window
+/// \param head the head to zero, below h
+/// \param trace where to keep the layer's work (its joined holds C'); may be null
+/// \return Y, N×d
+/// \throws std::invalid_argument if the head is not below h
+[[nodiscard]] Matrix ablated_layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads,
+                                           std::size_t window, std::size_t head, LayerTrace* trace);
+
+/// \brief forward() with one head's output zeroed in its layer; the other layers as in forward().
+/// \param model the model
+/// \param tokens the input tokens, windows of \p window one after another
+/// \param window the rows of each window
+/// \param ablation the head to zero
+/// \return the trace
+/// \throws std::invalid_argument if the layer or head does not exist
+[[nodiscard]] ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
+                                           std::size_t window, const HeadAblation& ablation);
+
+/// \brief Each head's attention weights in one window of a layer's trace.
+/// \param trace one layer's trace from forward()
+/// \param heads h
+/// \param window the rows of each window of the trace
+/// \param index which window, from 0
+/// \return one matrix per head, rows×rows of that window, 0 above the diagonal
+[[nodiscard]] std::vector<Matrix> trace_attention(const LayerTrace& trace, std::size_t heads, std::size_t window,
+                                                  std::size_t index);
+
+/// \brief Each row's cross-entropy, \f$ -\ln \mathrm{softmax}(z_i)_{t_i} \f$, in nats.
+/// \param logits Z, N×V
+/// \param targets N tokens below V
+/// \return N losses
+[[nodiscard]] std::vector<double> row_losses(const Matrix& logits, const std::vector<std::size_t>& targets);
+
+/// \brief What a model does on repeated letters, averaged over a batch of repeated_batch() windows.
+struct CopyScores {
+    std::vector<std::vector<double>> induction;  ///< [layer][head]: induction_score() with period window/2
+    std::vector<std::vector<double>> previous;   ///< [layer][head]: previous_token_score()
+    double first_copy_loss = 0.0;   ///< the mean loss on predicting letters 2 … window/2, each new
+    double second_copy_loss = 0.0;  ///< the mean loss on the positions window/2 … window−1, each a repeat
+};
+
+/// \brief Scores a model, or the model with one head ablated, on repeated letters.
+/// \param model the model
+/// \param batch from repeated_batch(), windows of even length
+/// \param ablation the head to zero, or null for the whole model
+/// \return the scores
+[[nodiscard]] CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation);
+
+/// \brief Each head's previous_token_score() averaged over the windows of a text batch.
+/// \param model the model
+/// \param batch the windows, e.g. from even_batch()
+/// \return [layer][head] scores
+[[nodiscard]] std::vector<std::vector<double>> previous_token_scores(const LanguageModel& model, const Batch& batch);
+
+}  // namespace sa

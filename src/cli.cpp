@@ -222,7 +222,8 @@ GivenOptions read_options(const ProgramInfo& info, const std::vector<std::string
             throw UsageError(fmt::format("unknown option {}; run {} --help for the options", quoted(name), info.name));
         }
         const std::string_view expected = common != common_options.end() ? common->expected : own->help;
-        if (common != common_options.end() && common->placeholder.empty()) {
+        const bool flag = common != common_options.end() ? common->placeholder.empty() : own->value.empty();
+        if (flag) {
             if (equals != std::string_view::npos) {
                 throw UsageError(fmt::format("{}: takes no value, got {}", name, quoted(arg.substr(equals + 1))));
             }
@@ -352,7 +353,7 @@ CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::st
     Example& example = result.example;
     for (const auto& own : info.options) {
         const std::string* text = text_of(own.name);
-        example.options[own.name] = text != nullptr ? *text : own.default_value;
+        example.options[own.name] = text == nullptr ? own.default_value : own.value.empty() ? "yes" : *text;
     }
     if (const std::string* text = text_of("--embeddings")) {
         example.embeddings = parse_matrix("--embeddings", *text);

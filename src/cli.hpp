@@ -46,12 +46,12 @@ public:
 
 /// \brief An option of one chapter's own, beyond the common set, e.g. `--heads H`.
 ///
-/// Every such option takes a value. The parsed Example holds its text in
+/// Every such option takes a value, except a flag (an empty ProgramOption::value). The parsed Example holds its text in
 /// Example::options (the reader's, or the default); the program reads it with
 /// matrix_option(), whole_option() or choice_option(), which give the one-line errors.
 struct ProgramOption {
     std::string name;           ///< e.g. "--heads"
-    std::string value;          ///< the placeholder shown in --help, e.g. "H"
+    std::string value;          ///< the placeholder shown in --help, e.g. "H"; empty for a flag, which takes no value and reads "yes" when given
     std::string help;           ///< one line for --help
     std::string default_value;  ///< the text used when the reader does not give the option
 };

@@ -2,16 +2,24 @@
 // its KV cache against recomputation, bit for bit, for several layer and head counts.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "char_text.hpp"
 #include "generation.hpp"
 #include "language_model.hpp"
 #include "random.hpp"
+#include "safetensors.hpp"
 #include "sampling.hpp"
 
 namespace {
@@ -32,6 +40,44 @@ std::vector<std::size_t> random_tokens(std::size_t n, std::size_t v, sa::SplitMi
         token = generator.next() % v;
     }
     return tokens;
+}
+
+std::string read_all(const char* path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// softmax(z / T), the largest logit subtracted first, written out again.
+std::vector<double> softmax_at(const std::vector<double>& z, double temperature)
+{
+    double largest = z[0];
+    for (const double entry : z) {
+        largest = std::fmax(largest, entry);
+    }
+    std::vector<double> p(z.size());
+    double total = 0.0;
+    for (std::size_t j = 0; j < z.size(); ++j) {
+        p[j] = std::exp((z[j] - largest) / temperature);
+        total += p[j];
+    }
+    for (double& entry : p) {
+        entry /= total;
+    }
+    return p;
+}
+
+// The mean of -ln softmax(z)_target over rows [first, last) of one window's logits.
+double window_loss(const sa::Matrix& z, const std::vector<std::size_t>& targets, std::size_t first,
+                   std::size_t last, std::size_t& count)
+{
+    double total = 0.0;
+    for (std::size_t r = first; r < last; ++r) {
+        std::vector<double> row(z.data() + r * z.cols(), z.data() + (r + 1) * z.cols());
+        total -= std::log(softmax_at(row, 1.0)[targets[r]]);
+        ++count;
+    }
+    return total;
 }
 
 }  // namespace
@@ -187,4 +233,73 @@ TEST_CASE("Generation with and without the cache gives the same characters", "[c
     CHECK_THROWS_AS(sa::generate(model, {}, 5, {}, 7, true), std::invalid_argument);
     sa::GenerationCache cache = sa::empty_cache(model);
     CHECK_THROWS_AS(sa::decode_next(model, cache, 11), std::invalid_argument);
+}
+
+TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch16-run]")
+{
+    const std::string output = read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH14_MODEL));
+    const sa::LanguageModel& model = saved.model;
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    const std::size_t v = saved.vocabulary.size();
+    const auto three = [](double x) { return fmt::format("{:.3f}", x); };
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, V = {}.",
+                                                             model.shape.layers, model.shape.width, model.shape.heads,
+                                                             model.shape.context, v)));
+    // The table: the logits of the whole prompt recomputed without the cache, the softmax written out.
+    const std::vector<std::size_t> prompt = sa::encode(vocabulary, "And God said, Let there be");
+    const std::vector<double> z = sa::recomputed_logits(model, prompt);
+    const std::vector<double> p = softmax_at(z, 1.0);
+    const std::vector<double> cooled = softmax_at(z, 0.5);
+    std::vector<std::size_t> order(v);
+    for (std::size_t j = 0; j < v; ++j) {
+        order[j] = j;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
+    double top5 = 0.0;  // the top-5 renormalised: p_j / (sum of the five largest p), summed largest first
+    for (std::size_t r = 0; r < 5; ++r) {
+        top5 += p[order[r]];
+    }
+    double c = 0.0;
+    for (std::size_t j = 0; j < v; ++j) {
+        c += p[j];
+        const std::size_t rank = static_cast<std::size_t>(std::find(order.begin(), order.end(), j) - order.begin());
+        if (rank < 8) {
+            const std::string row = fmt::format("  {:<4} {:>7} {:>11} {:>7} {:>12} {:>12}\n",
+                                                sa::character_label(saved.vocabulary[j]), three(z[j]), three(p[j]),
+                                                three(c), three(cooled[j]), three(rank < 5 ? p[j] / top5 : 0.0));
+            INFO("row of " << j << ": logit, p = softmax(z), c = p summed up to here, softmax(z/0.5), top-5 renormalised");
+            CHECK_THAT(output, Catch::Matchers::Contains(row));
+        }
+    }
+    sa::SplitMix64 generator(2017);
+    const double u = generator.uniform();
+    CHECK_THAT(output, Catch::Matchers::Contains("u = " + three(u) + "."));
+    // The continuation, recomputed without the cache; the row counts: n + L - 1 and the sum of n + i.
+    const std::vector<std::size_t> text = sa::generate(model, prompt, 120, {false, 0.8, v}, 2017, false);
+    CHECK_THAT(output, Catch::Matchers::Contains("[" + sa::decode(vocabulary, text) + "]"));
+    INFO("with the cache: 26 + 120 - 1 = 145 rows; without: 120 * 26 + (0 + ... + 119) = 3120 + 7140 = 10260");
+    CHECK_THAT(output, Catch::Matchers::Contains("computed: 145 with the cache, 10260 recomputing"));
+    // Past the context: each held-out window run on its own, as one window of 256 and as four of 64.
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, read_all(BOOK_KJV_HELD_OUT));
+    const sa::Batch batch = sa::even_batch(held_out, 16, 256);
+    for (const auto& [first, last] : {std::pair<std::size_t, std::size_t>{0, 64}, {64, 128}, {128, 256}}) {
+        double one = 0.0;
+        double four = 0.0;
+        std::size_t count_one = 0;
+        std::size_t count_four = 0;
+        for (std::size_t w = 0; w < 16; ++w) {
+            const std::vector<std::size_t> inputs(batch.inputs.begin() + static_cast<std::ptrdiff_t>(w * 256),
+                                                  batch.inputs.begin() + static_cast<std::ptrdiff_t>((w + 1) * 256));
+            const std::vector<std::size_t> targets(batch.targets.begin() + static_cast<std::ptrdiff_t>(w * 256),
+                                                   batch.targets.begin() + static_cast<std::ptrdiff_t>((w + 1) * 256));
+            one += window_loss(sa::forward(model, inputs, 256).logits, targets, first, last, count_one);
+            four += window_loss(sa::forward(model, inputs, 64).logits, targets, first, last, count_four);
+        }
+        const std::string row = fmt::format("  {:>3} to {:<3}  {:>17}   {:>18}\n", first, last - 1,
+                                            three(one / static_cast<double>(count_one)),
+                                            three(four / static_cast<double>(count_four)));
+        INFO("positions " << first << " to " << last - 1 << ": the mean of -ln p(target) over 16 windows");
+        CHECK_THAT(output, Catch::Matchers::Contains(row));
+    }
 }

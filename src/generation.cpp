@@ -8,6 +8,7 @@
 
 #include "dense.hpp"
 #include "embedding.hpp"
+#include "exercise.hpp"
 #include "random.hpp"
 #include "sampling.hpp"
 

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "exercise.hpp"
+
 namespace sa {
 
 std::size_t greedy_choice(const std::vector<double>& logits)

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "exercise.hpp"
+
 namespace sa {
 
 AdamMoments zero_moments(const Matrix& parameter)

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "exercise.hpp"
+
 namespace sa {
 
 Matrix embed(const Matrix& table, const std::vector<std::size_t>& tokens)

@@ -10,6 +10,8 @@
 #include "scores.hpp"
 #include "softmax.hpp"
 
+#include "exercise.hpp"
+
 namespace sa {
 
 //> multi-head-backward

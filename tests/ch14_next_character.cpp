@@ -269,7 +269,7 @@ TEST_CASE("One training step on a two-character text: its gradient and its Adam 
     }
 }
 
-TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14]")
+TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14][support]")
 {
     // Training "aaab": pairs aa, aa, ab, so count(a) = 3, count(a, a) = 2, count(a, b) = 1, count(b) = 0.
     const sa::Vocabulary vocabulary = sa::make_vocabulary("aaab");
@@ -289,7 +289,7 @@ TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14]")
     CHECK_THROWS_WITH(sa::bigram_loss(counts, held_out, {0}), Contains("no previous character"));
 }
 
-TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[ch14]")
+TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[ch14][support]")
 {
     std::string ten;
     for (int line = 1; line <= 10; ++line) {
@@ -374,7 +374,7 @@ TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
     CHECK(sa::save_safetensors(loaded.model, loaded.vocabulary) == bytes);
 }
 
-TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with one line", "[ch14]")
+TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with one line", "[ch14][support]")
 {
     const std::string good = sa::save_safetensors(small_model(9), "abcd");
     const auto refused = [](const std::string& bytes, const std::string& fragment) {
@@ -409,7 +409,7 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
     refused(not_finite, "tensor \"embedding\" holds nan at entry 0");
 }
 
-TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14]")
+TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][support]")
 {
     const sa::Matrix a = random_entries(5, 3, 31);
     const sa::Matrix b = random_entries(3, 4, 32);
@@ -568,9 +568,10 @@ struct ByteCounts {
 
 }  // namespace
 
-// Hidden from the default run (the tag starts with "."): it reads the chapter's build-time run, which a
+// Hidden from the default run (the tag starts with ".") and no point (it checks the book's run, not a
+// learner's step, [support]): it reads the chapter's build-time run, which a
 // sanitizer build and a learner's build do not make; CMake registers it where that run exists.
-TEST_CASE("The chapter's printed numbers recomputed from the text and the saved model", "[.ch14-run]")
+TEST_CASE("The chapter's printed numbers recomputed from the text and the saved model", "[.ch14-run][support]")
 {
     const std::string training = read_all(BOOK_KJV_TRAINING);
     const std::string held_out = read_all(BOOK_KJV_HELD_OUT);

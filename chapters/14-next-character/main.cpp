@@ -140,13 +140,12 @@ struct Run {
     std::vector<std::size_t> checkpoints;   // where the held-out loss was measured
     std::vector<double> held_out_loss;
     std::string samples;
-    double seconds = 0.0;                   // measured, never printed on stdout
+    double seconds = 0.0;                   // spent in the training steps, measured, never printed on stdout
 };
 
 Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training, const sa::Batch& measured,
           const sa::Vocabulary& vocabulary, std::size_t steps, std::uint64_t seed)
 {
-    const auto start = std::chrono::steady_clock::now();
     //> training
     sa::SplitMix64 generator(seed);
     sa::Trainer trainer = sa::make_trainer(sa::random_model(shape, generator), {.learning_rate = learning_rate});
@@ -160,13 +159,14 @@ Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training,
             run.samples += sample_line(trainer.model, vocabulary, step, seed);
         }
         if (step < steps) {
+            const auto start = std::chrono::steady_clock::now();
             const sa::Batch batch = sa::random_batch(training, batch_windows, context, generator);
             run.training_loss.push_back(sa::training_step(trainer, batch));
+            run.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         }
     }
     //< training
     run.model = trainer.model;
-    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return run;
 }
 
@@ -202,7 +202,10 @@ void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const 
 
 sa::LinePlot curve(const Run& run, double bigram)
 {
-    sa::LinePlot plot = sa::loss_plot(run.training_loss, 10, run.checkpoints, run.held_out_loss);
+    // With --steps 0 there is no training loss, only the start's held-out loss.
+    sa::LinePlot plot = run.training_loss.empty()
+                            ? sa::LinePlot{.series = {{.name = "held-out", .x = {0.0}, .y = run.held_out_loss}}}
+                            : sa::loss_plot(run.training_loss, 10, run.checkpoints, run.held_out_loss);
     plot.title = "Loss while learning to predict the next character";
     plot.y_label = "cross-entropy, nats per character";
     plot.log_y = false;
@@ -232,6 +235,23 @@ std::string losses_text(const Run& run, const Baselines& baselines, int digits)
     return text;
 }
 
+// The measured speed is a fact about the machine, not the model: it goes to a file of its own,
+// never into the checked output.
+void write_speed(const std::string& path, std::size_t steps, double seconds)
+{
+    if (path.empty() || steps == 0) {
+        return;
+    }
+    std::ofstream out(path);
+    out << fmt::format("{:.0f} training tokens per second: {} steps of {} windows of {} characters in {:.1f} s, "
+                       "measured on the machine that built this copy\n",
+                       static_cast<double>(steps * batch_windows * context) / seconds, steps, batch_windows, context,
+                       seconds);
+    if (!out) {
+        throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
+    }
+}
+
 // The note goes to stderr, so that the output with --save is the output without it.
 void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path)
 {
@@ -241,7 +261,7 @@ void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary
     if (!out) {
         throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
     }
-    std::fprintf(stderr, "ch14-next-character: saved the model to %s: %zu bytes, %zu tensors\n", path.c_str(),
+    std::fprintf(stderr, "ch14-next-character: note: saved the model to %s: %zu bytes, %zu tensors\n", path.c_str(),
                  bytes.size(), sa::parameter_names(model.shape).size());
 }
 
@@ -301,8 +321,7 @@ std::string next_character_chapter(const sa::Example& example)
         const Run run = train(shape, training, measured, vocabulary, steps, static_cast<std::uint64_t>(example.seed));
         report.text(losses_text(run, baselines, digits));
         report.line_plot("loss.svg", curve(run, baselines.bigram));
-        std::fprintf(stderr, "ch14-next-character: %.0f training tokens per second (measured, %zu steps in %.1f s)\n",
-                     static_cast<double>(steps * batch_windows * context) / run.seconds, steps, run.seconds);
+        write_speed(example.options.at("--speed"), steps, run.seconds);
         model = run.model;
     } else {
         report.text(fmt::format("Loaded {}: d = {}, h = {}, {} layer(s), context {}.\nHeld-out loss: {:.{}f} nats per "
@@ -334,7 +353,8 @@ int main(int argc, char** argv)
                     {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
                     {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},
                     {"--load", "FILE", "read a saved model instead of training one", ""},
-                    {"--eval", "FILE", "print the model's mean cross-entropy on the text in FILE", ""}};
+                    {"--eval", "FILE", "print the model's mean cross-entropy on the text in FILE", ""},
+                    {"--speed", "FILE", "write the measured training speed (tokens per second) to FILE", ""}};
     const std::string own = "the model reads the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

@@ -26,6 +26,8 @@ arguments, fragment = {
     "length-past-maximum": (["--length", "401"], "--length: expected a whole number from 0 to 400"),
     "no-model": (["--load", os.path.join(folder, "missing.safetensors")], "--load: cannot read the file"),
     "truncated-model": (["--load", path("cut.safetensors", saved[:-100])], "bytes of data after the header"),
+    "speed-unwritable": (["--length", "5", "--speed", os.path.join(folder, "no", "speed.txt")],
+                         "--speed: cannot write the file"),
     "corrupt-model": (["--load", path("bad.safetensors", saved[:8] + b"!" + saved[9:])],
                       "the header is not valid JSON"),
 }[case]
@@ -43,7 +45,7 @@ sys.exit(1 if problems else 0)
 ]=])
 foreach(case IN ITEMS temperature-zero temperature-negative temperature-not-a-number temperature-nan top-k-zero
                       top-k-past-vocabulary prompt-outside prompt-empty length-past-maximum no-model truncated-model
-                      corrupt-model)
+                      corrupt-model speed-unwritable)
   add_test(NAME ch16-generating-text.option-${case}
            COMMAND "${BOOK_PYTHON}" -c "${ch16_option_check}" "$<TARGET_FILE:ch16-generating-text>"
                    "${CMAKE_BINARY_DIR}/ch14/model.safetensors" "${case}")

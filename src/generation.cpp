@@ -18,7 +18,8 @@ namespace {
 
 // Turns each head's pairs (2i, 2i+1) of one row by the angle p θ_i, θ_i = 10000^(−2i/(d/h)), with
 // the expressions layer_forward() uses, so the turned row is the one it makes, bit for bit.
-void rotate_row(Matrix& row, std::size_t heads, std::size_t position)
+// (Unused while decode_next() is an exercise's stub.)
+[[maybe_unused]] void rotate_row(Matrix& row, std::size_t heads, std::size_t position)
 {
     const std::size_t head_dim = row.cols() / heads;
     const double d = static_cast<double>(head_dim);
@@ -38,7 +39,7 @@ void rotate_row(Matrix& row, std::size_t heads, std::size_t position)
 
 // One head's query against every cached key: scores / √(d/h), the softmax in two passes (largest
 // first), then the weighted values, each sum over the positions in their order.
-void attend(const KvCache& cache, const double* q, double* out, double* weights)
+[[maybe_unused]] void attend(const KvCache& cache, const double* q, double* out, double* weights)
 {
     const std::size_t t = cache.length();
     const std::size_t dk = cache.key_dim;

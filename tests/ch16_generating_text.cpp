@@ -235,7 +235,7 @@ TEST_CASE("Generation with and without the cache gives the same characters", "[c
     CHECK_THROWS_AS(sa::decode_next(model, cache, 11), std::invalid_argument);
 }
 
-TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch16-run]")
+TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch16-run][support]")
 {
     const std::string output = read_all(BOOK_CH16_OUTPUT);
     const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH14_MODEL));

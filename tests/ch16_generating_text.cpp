@@ -277,7 +277,13 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
     CHECK_THAT(output, Catch::Matchers::Contains("u = " + three(u) + "."));
     // The continuation, recomputed without the cache; the row counts: n + L - 1 and the sum of n + i.
     const std::vector<std::size_t> text = sa::generate(model, prompt, 120, {false, 0.8, v}, 2017, false);
-    CHECK_THAT(output, Catch::Matchers::Contains("[" + sa::decode(vocabulary, text) + "]"));
+    std::string shown = "And God said, Let there be[" + sa::decode(vocabulary, text) + "]";
+    std::replace(shown.begin(), shown.end(), '\n', '/');  // a new verse is shown as '/'
+    std::string lines;  // in lines of 72 characters, indented by two spaces
+    for (std::size_t start = 0; start < shown.size(); start += 72) {
+        lines += "  " + shown.substr(start, 72) + "\n";
+    }
+    CHECK_THAT(output, Catch::Matchers::Contains(":\n" + lines + "\n"));
     INFO("with the cache: 26 + 120 - 1 = 145 rows; without: 120 * 26 + (0 + ... + 119) = 3120 + 7140 = 10260");
     CHECK_THAT(output, Catch::Matchers::Contains("computed: 145 with the cache, 10260 recomputing"));
     // Past the context: each held-out window run on its own, as one window of 256 and as four of 64.

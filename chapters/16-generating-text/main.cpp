@@ -21,13 +21,11 @@
 
 namespace {
 
-//> settings
 constexpr std::size_t max_length = 400;   // the longest --length: the check recomputes every prefix
 constexpr std::size_t table_rows = 8;     // the most likely characters shown for one step
 constexpr std::size_t table_top_k = 5;    // the top-k of the table's fourth rule
 constexpr double table_temperature = 0.5; // the temperature of its third rule
 constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, for the last section
-//< settings
 
 std::string read_file(const std::string& path, const std::string& option)
 {
@@ -100,7 +98,16 @@ std::string shown(const std::string& text)
     return out;
 }
 
-//> one-step
+// A long text in lines of at most 72 characters, each indented by two spaces.
+std::string wrapped(const std::string& text)
+{
+    std::string out;
+    for (std::size_t start = 0; start < text.size(); start += 72) {
+        out += "  " + text.substr(start, 72) + "\n";
+    }
+    return out;
+}
+
 std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
                            const std::vector<std::size_t>& prompt, double u, int digits)
 {
@@ -144,7 +151,6 @@ std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary&
                         label(sa::inverse_cdf_draw(cut, u)));
     return text;
 }
-//< one-step
 
 std::string rule_text(const sa::SamplingRule& rule, std::size_t v, std::int64_t seed)
 {
@@ -174,12 +180,13 @@ std::string cache_check(const sa::LanguageModel& model, const sa::Vocabulary& vo
     for (std::size_t i = 0; i < length; ++i) {
         full_rows += n + i;
     }
-    return fmt::format("The prompt continued ({}):\n  {}[{}]\n\n"
+    return fmt::format("The prompt continued ({}):\n{}\n"
                        "With the KV cache and without it: {} characters, identical (checked).\n"
                        "Rows of Q, K and V each layer computed: {} with the cache, {} recomputing the text at "
                        "every step.\n\n",
-                       rule_text(rule, vocabulary.characters.size(), seed), shown(sa::decode(vocabulary, prompt)),
-                       shown(sa::decode(vocabulary, with)), length, cached_rows, full_rows);
+                       rule_text(rule, vocabulary.characters.size(), seed),
+                       wrapped(shown(sa::decode(vocabulary, prompt)) + "[" + shown(sa::decode(vocabulary, with)) + "]"),
+                       length, cached_rows, full_rows);
 }
 
 // The mean cross-entropy of rows [first, last) of each window of `span` rows.

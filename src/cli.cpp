@@ -165,6 +165,17 @@ Matrix parse_matrix(std::string_view option, std::string_view text)
     return Matrix::from_rows(rows);
 }
 
+std::string matrix_text(const Matrix& matrix)
+{
+    std::string text;
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        for (std::size_t c = 0; c < matrix.cols(); ++c) {
+            text += fmt::format("{}{}", c == 0 ? (r == 0 ? "" : ";") : ",", matrix(r, c));
+        }
+    }
+    return text;
+}
+
 namespace {
 
 // The options every program knows. One table serves the parser and --help.
@@ -221,9 +232,9 @@ GivenOptions read_options(const ProgramInfo& info, const std::vector<std::string
         if ((common == common_options.end() || !reads(info, name)) && own == info.options.end()) {
             throw UsageError(fmt::format("unknown option {}; run {} --help for the options", quoted(name), info.name));
         }
-        const std::string_view expected = common != common_options.end() ? common->expected : own->help;
-        const bool flag = common != common_options.end() ? common->placeholder.empty() : own->value.empty();
-        if (flag) {
+        const bool is_common = common != common_options.end() && reads(info, name);
+        const std::string_view expected = is_common ? common->expected : own->help;
+        if (is_common ? common->placeholder.empty() : own->value.empty()) {  // a flag
             if (equals != std::string_view::npos) {
                 throw UsageError(fmt::format("{}: takes no value, got {}", name, quoted(arg.substr(equals + 1))));
             }
@@ -336,10 +347,12 @@ std::vector<std::string> fit_projections(const ProgramInfo& info, const GivenOpt
     return adapted;
 }
 
-// The parsed example, and the projections whose defaults were replaced.
+// The parsed example, the projections whose defaults were replaced, and the program's
+// own options whose defaults were, each with its new text ("--parts 2").
 struct CommandLine {
     Example example;
     std::vector<std::string> adapted = {};
+    std::vector<std::string> fitted = {};
 };
 
 CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::string>& args)
@@ -353,7 +366,7 @@ CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::st
     Example& example = result.example;
     for (const auto& own : info.options) {
         const std::string* text = text_of(own.name);
-        example.options[own.name] = text == nullptr ? own.default_value : own.value.empty() ? "yes" : *text;
+        example.options[own.name] = text == nullptr ? own.default_value : own.value.empty() ? "on" : *text;
     }
     if (const std::string* text = text_of("--embeddings")) {
         example.embeddings = parse_matrix("--embeddings", *text);
@@ -395,6 +408,14 @@ CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::st
         throw UsageError(fmt::format("--tokens: expected {} (one per embedding row), got {}",
                                      count(example.embeddings.rows(), "name"), example.tokens.size()));
     }
+    for (const auto& own : info.options) {  // in order: a fit may read the options before it
+        if (own.fit && !given.contains(own.name)) {
+            if (const std::string fitted = own.fit(example); !fitted.empty()) {
+                example.options[own.name] = fitted;
+                result.fitted.push_back(fmt::format("{} {}", own.name, fitted));
+            }
+        }
+    }
     return result;
 }
 
@@ -408,10 +429,17 @@ Example parse_arguments(const ProgramInfo& info, const std::vector<std::string>&
 std::string usage(const ProgramInfo& info)
 {
     std::string text = fmt::format("{}: {}\n\nUsage: {} [options]\n\n", info.name, info.summary, info.name);
-    text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
-    text += "With no options the program runs the chapter's own example. A projection\n";
-    text += "you do not give keeps the example's while it fits your numbers; when it\n";
-    text += "does not, it is the identity of the shape they need (ones on the diagonal).\n\n";
+    if (reads(info, "--embeddings")) {  // the benchmark, for one, draws its own numbers
+        text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
+        text += "With no options the program runs the chapter's own example. A projection\n";
+        text += "you do not give keeps the example's while it fits your numbers; when it\n";
+        text += "does not, it is the identity of the shape they need (ones on the diagonal).\n";
+        if (std::any_of(info.options.begin(), info.options.end(), [](const auto& own) { return bool(own.fit); })) {
+            text += "So with the program's own options: a default that does not fit your\n";
+            text += "numbers becomes what they need. A note on stderr says which.\n";
+        }
+        text += "\n";
+    }
     for (const auto& option : common_options) {
         if (option.name == "--help" || reads(info, option.name)) {
             const std::string name = option.placeholder.empty() ? std::string(option.name)
@@ -423,12 +451,23 @@ std::string usage(const ProgramInfo& info)
         text += fmt::format("\nOptions of {}:\n", info.name);
     }
     for (const auto& own : info.options) {
-        text += fmt::format("  {:<20} {} (default {})\n", own.name + " " + own.value, own.help, own.default_value);
+        text += own.value.empty() ? fmt::format("  {:<20} {}\n", own.name, own.help)
+                                  : fmt::format("  {:<20} {} (default {})\n", own.name + " " + own.value, own.help,
+                                                own.default_value);
     }
     return text;
 }
 
 namespace {
+
+// "a", "a and b", "a, b and c"; with \p serial, "a, b, and c" (items that are lists themselves).
+std::string and_list(const std::vector<std::string>& items, bool serial = false)
+{
+    if (items.size() < 2) {
+        return items.empty() ? std::string() : items.front();
+    }
+    return fmt::format("{}{} and {}", fmt::join(items.begin(), items.end() - 1, ", "), serial ? "," : "", items.back());
+}
 
 std::string_view option_text(const Example& example, std::string_view name)
 {
@@ -456,6 +495,27 @@ long whole_option(const Example& example, std::string_view name, long low, long 
     return number;
 }
 
+std::vector<long> whole_list_option(const Example& example, std::string_view name, long low, long high)
+{
+    const std::string_view text = option_text(example, name);
+    std::vector<long> numbers;
+    for (const auto entry : split(text, ',')) {
+        long number = 0;
+        if (!parse_whole(entry, low, high, number)) {
+            throw UsageError(fmt::format("{}: entry {} of {} is {}; expected whole numbers from {} to {} separated "
+                                         "by ',', e.g. \"{},{}\"", name, numbers.size() + 1, quoted(text),
+                                         trim(entry).empty() ? "empty" : quoted(entry), low, high, low, high));
+        }
+        numbers.push_back(number);
+    }
+    return numbers;
+}
+
+bool flag_option(const Example& example, std::string_view name)
+{
+    return option_text(example, name) == "on";
+}
+
 std::string choice_option(const Example& example, std::string_view name, const std::vector<std::string>& choices)
 {
     const std::string_view text = trim(option_text(example, name));
@@ -481,12 +541,16 @@ int run_program(const ProgramInfo& info, int argc, char** argv,
         const std::string output = body(command_line.example);
         std::cout << output;
         std::cout.flush();
-        if (const auto& adapted = command_line.adapted; !adapted.empty()) {
-            const auto last = adapted.end() - 1;
-            std::cerr << fmt::format("{}: note: using the identity for {}{}{}, as {} not fit your numbers\n",
-                                     info.name, fmt::join(adapted.begin(), last, ", "),
-                                     adapted.size() > 1 ? " and " : "", *last,
-                                     adapted.size() > 1 ? "their defaults do" : "its default does");
+        const auto& adapted = command_line.adapted;
+        std::vector<std::string> phrases;  // "the identity for W_Q (2×2) and W_V (2×2)", "--parts 2"
+        if (!adapted.empty()) {
+            phrases.push_back(fmt::format("the identity for {}", and_list(adapted)));
+        }
+        phrases.insert(phrases.end(), command_line.fitted.begin(), command_line.fitted.end());
+        if (!phrases.empty()) {
+            const bool several = adapted.size() + command_line.fitted.size() > 1;
+            std::cerr << fmt::format("{}: note: using {}, as {} not fit your numbers\n", info.name,
+                                     and_list(phrases, adapted.size() > 1), several ? "their defaults do" : "its default does");
         }
         return std::cout ? 0 : 1;
     } catch (const std::exception& error) {

@@ -44,16 +44,29 @@ public:
 ///         break in it is shown as an escape)
 [[nodiscard]] Matrix parse_matrix(std::string_view option, std::string_view text);
 
+/// \brief Writes a matrix as the command line takes it, the inverse of parse_matrix().
+/// \param matrix the matrix
+/// \return e.g. "1,0;0,1": rows separated by `;` and entries by `,`, each entry in the
+///         shortest text that reads back as the same double
+[[nodiscard]] std::string matrix_text(const Matrix& matrix);
+
 /// \brief An option of one chapter's own, beyond the common set, e.g. `--heads H`.
 ///
-/// Every such option takes a value, except a flag (an empty ProgramOption::value). The parsed Example holds its text in
-/// Example::options (the reader's, or the default); the program reads it with
-/// matrix_option(), whole_option() or choice_option(), which give the one-line errors.
+/// Such an option takes a value, unless its placeholder is empty: then it is a flag,
+/// whose text is "on" when given and default_value otherwise. The parsed Example
+/// holds its text in Example::options (the reader's, or the default); the program
+/// reads it with matrix_option(), whole_option(), whole_list_option(), choice_option()
+/// or flag_option(), which give the one-line errors.
 struct ProgramOption {
     std::string name;           ///< e.g. "--heads"
-    std::string value;          ///< the placeholder shown in --help, e.g. "H"; empty for a flag, which takes no value and reads "yes" when given
+    std::string value;          ///< the placeholder shown in --help, e.g. "H"; empty for a flag
     std::string help;           ///< one line for --help
     std::string default_value;  ///< the text used when the reader does not give the option
+    /// What the default becomes when it does not fit the reader's numbers: called, when
+    /// the reader did not give the option, with the example parsed so far (the options
+    /// before this one already fitted); returns the text to use instead, or an empty
+    /// string when the default fits. Left empty, the default is always used.
+    std::function<std::string(const Example&)> fit = {};
 };
 
 /// \brief What a chapter program is called and which options it reads beyond the common ones.
@@ -84,6 +97,24 @@ struct ProgramInfo {
 /// \throws UsageError naming the option and the range when the text is not such a
 ///         number (blanks around it do not count, as for --precision)
 [[nodiscard]] long whole_option(const Example& example, std::string_view name, long low, long high);
+
+/// \brief Reads a chapter option that holds a list of whole numbers, e.g. `--sizes 512,1024`.
+/// \param example the parsed example
+/// \param name the option, e.g. "--sizes"
+/// \param low the smallest number accepted
+/// \param high the largest number accepted
+/// \return the numbers, in the reader's order
+/// \throws UsageError naming the option, the entry and the range when an entry is not
+///         such a number (blanks around an entry do not count)
+[[nodiscard]] std::vector<long> whole_list_option(const Example& example, std::string_view name, long low,
+                                                  long high);
+
+/// \brief Reads a chapter option that is a flag (ProgramOption::value empty).
+/// \param example the parsed example
+/// \param name the option, e.g. "--smoke"
+/// \return whether the reader gave the flag
+/// \throws std::logic_error if the program declared no such option
+[[nodiscard]] bool flag_option(const Example& example, std::string_view name);
 
 /// \brief Reads a chapter option that holds one word out of a fixed list.
 /// \param example the parsed example
@@ -117,7 +148,9 @@ struct ProgramInfo {
 ///   fits the reader's numbers is never an error: it becomes the identity of the
 ///   shape needed (ones on the diagonal, zeros elsewhere): d_model×d_k for W_Q and
 ///   W_K, with d_k taken from `--wq` or `--wk` when one is given, and d_model×d_model
-///   for W_V. A program thus checks only the options it reads.
+///   for W_V. A program thus checks only the options it reads. Then each of the
+///   program's own options that the reader did not give is fitted the same way, by
+///   its ProgramOption::fit.
 ///
 /// \param info the program's name, summary and defaults
 /// \param args the arguments after the program name
@@ -137,8 +170,9 @@ struct ProgramInfo {
 /// returns 0: the reader asked for that text, so it is the program's output.
 /// Nothing reaches stdout unless the whole run succeeds. A malformed command line,
 /// or an error thrown by the library, prints one line on stderr and returns 2.
-/// When a default projection was replaced by the identity (see parse_arguments()),
-/// a successful run adds one line on stderr that says so.
+/// When a default projection was replaced by the identity (see parse_arguments()), or
+/// the default of one of the program's own options by what ProgramOption::fit
+/// returned, a successful run adds one line on stderr that says so.
 ///
 /// \param info the program's name, summary and defaults
 /// \param argc argument count from main

@@ -208,7 +208,7 @@ void pack_keys_and_values(const Operands& ops, std::size_t first_key, std::size_
 }
 
 //> fast-block
-// One key block for one query block: S = Q_r·K_cᵀ, mask, the online softmax, Õ += P·V_c.
+// One key block for one query block: S = Q_r·K_cᵀ, mask, the online softmax, Õ += Ã·V_c.
 void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, Scratch& scratch)
 {
     const std::size_t rows = block.last_query - block.first_query;
@@ -241,7 +241,7 @@ void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, 
             continue;
         }
         const double factor = exp_nonpositive(scratch.max[r] - new_max);
-        // P = e^(S - m), four at a time; the padding after the last key is -inf, weight 0.
+        // Ã = e^(S - μ), four at a time; the padding after the last key is -inf, weight 0.
         std::fill(row + cols, row + round_up(cols, 4), minus_infinity);
         Lanes block_sums = {};
         for (std::size_t c = 0; c < cols; c += 4) {

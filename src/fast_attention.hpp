@@ -24,8 +24,9 @@ enum class Masking {
 /// For each block of \f$ B_r \f$ query rows (the blocks are shared between the cores)
 /// and each block of \f$ B_c \f$ keys: \f$ S = Q_r K_c^\top / \sqrt{d_k} \f$ (a
 /// \f$ B_r \times B_c \f$ block), then the recurrence of absorb_block(), then
-/// \f$ \tilde O_r \mathrel{+}= P V_c \f$. Under the causal mask, key blocks that lie
-/// entirely after the query block are skipped: they hold only \f$ -\infty \f$.
+/// \f$ \tilde O_r \mathrel{+}= \tilde A V_c \f$, where \f$ \tilde A \f$ holds the block's
+/// unnormalised weights. Under the causal mask, key blocks that lie entirely after the
+/// query block are skipped: they hold only \f$ -\infty \f$.
 ///
 /// Memory besides the output: contiguous copies of Q, Kᵀ and V, (n + m)·d_k + m·d_v
 /// numbers, and per core one block of scores and one block of outputs,

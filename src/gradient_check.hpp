@@ -54,12 +54,52 @@ namespace sa {
 /// \throws ShapeError if the shapes differ
 [[nodiscard]] double relative_difference(const Matrix& analytic, const Matrix& numeric);
 
+/// \brief What a central difference may miss by: an entry agrees when
+///        \f$ |a - n| \le \mathrm{atol} + \mathrm{rtol} \cdot \max(|a|, |n|) \f$.
+struct Tolerance {
+    double atol = 0.0;  ///< for the rounding, whatever the size of the entry
+    double rtol = 0.0;  ///< for the truncation, in proportion to the entry
+};
+
+/// \brief The safety factor of central_difference_tolerance() over each estimated error.
+inline constexpr double tolerance_safety = 100.0;
+
+/// \brief The tolerance of a central difference with step h, from its error budget.
+///
+/// Truncation: the central difference is off by about \f$ h^2 |L'''| / 6 \f$, which is
+/// \f$ h^2 / 6 \f$ of the derivative where the third derivative is no larger than the
+/// first. Rounding: each loss carries an error of about \f$ \varepsilon F \f$, where F is
+/// the size of the terms it is computed from, and the difference of two losses is
+/// divided by 2h, so about \f$ \varepsilon F / h \f$. With a safety factor
+/// \f$ C \f$ = tolerance_safety over each: \f$ \mathrm{rtol} = C h^2 \f$ and
+/// \f$ \mathrm{atol} = C \varepsilon F / h \f$.
+/// \param loss_scale F, the size of the loss's terms (see gradient_checks())
+/// \param step h, greater than 0
+/// \return atol and rtol
+[[nodiscard]] Tolerance central_difference_tolerance(double loss_scale, double step);
+
+/// \brief How much of its tolerance the worst entry uses:
+///        \f$ \max_{ij} |a_{ij} - n_{ij}| / (\mathrm{atol} + \mathrm{rtol} \max(|a_{ij}|, |n_{ij}|)) \f$.
+///
+/// At most 1 when every entry agrees; an entry exactly at its tolerance gives 1 and agrees.
+/// Two equal entries use none of it, even with a tolerance of 0.
+/// \param analytic the gradient from a backward function
+/// \param numeric the gradient from numeric_gradient()
+/// \param tolerance atol and rtol
+/// \return the largest share; NaN if either holds NaN
+/// \throws ShapeError if the shapes differ
+[[nodiscard]] double tolerance_used(const Matrix& analytic, const Matrix& numeric, const Tolerance& tolerance);
+
 /// \brief One line of gradient_checks(): one analytic gradient against its numeric twin.
 struct GradientCheck {
     std::string name = {};      ///< which gradient, e.g. "dW_Q"
     Matrix analytic = {};       ///< from the backward functions
     Matrix numeric = {};        ///< from numeric_gradient(), the same shape
-    double difference = 0.0;    ///< relative_difference(analytic, numeric)
+    Tolerance tolerance = {};   ///< central_difference_tolerance() of the check
+    double used = 0.0;          ///< tolerance_used(analytic, numeric, tolerance): it agrees when at most 1
+    /// \brief Whether every entry agrees within the tolerance (false when an entry is NaN).
+    /// \return used <= 1
+    [[nodiscard]] bool agrees() const { return used <= 1.0; }
 };
 
 /// \brief Checks every gradient of attention_backward() against central finite differences.
@@ -78,21 +118,24 @@ struct GradientCheck {
 /// \param mask M, additive
 /// \param d_outputs dO
 /// \param step h for numeric_gradient()
+/// The tolerance of every check comes from central_difference_tolerance(), with F the size
+/// of the loss's terms, \f$ \sum_{id} |dO_{id}| (A |V|)_{id} \f$, times \f$ 1 + \max |S'_{ij}| \f$:
+/// the softmax turns an absolute rounding error \f$ \varepsilon |s| \f$ of a score into
+/// that relative error of its weights.
 /// \return one check per gradient, in the order of the backward pass
 /// \throws ShapeError if the shapes do not fit together
 [[nodiscard]] std::vector<GradientCheck> gradient_checks(const Matrix& embeddings, const Matrix& w_query,
                                                          const Matrix& w_key, const Matrix& w_value,
                                                          const Matrix& mask, const Matrix& d_outputs, double step);
 
-/// \brief The checks as text, one line per gradient: its shape and whether the relative
-///        difference is below \p tolerance.
+/// \brief The checks as text: the tolerance, then one line per gradient with its shape and
+///        whether it agrees.
 ///
 /// The differences themselves are left out on purpose: they are rounding noise near
 /// \f$ 10^{-10} \f$ whose last digits may differ between machines, while the verdict does not.
 /// \param checks from gradient_checks()
-/// \param tolerance the largest relative difference that counts as agreement, e.g. 1e-7
 /// \return the lines
-[[nodiscard]] std::string gradient_check_table(const std::vector<GradientCheck>& checks, double tolerance);
+[[nodiscard]] std::string gradient_check_table(const std::vector<GradientCheck>& checks);
 
 /// \brief The sum of each row of an entry-by-entry product: \f$ r_i = \sum_j X_{ij} Y_{ij} \f$.
 ///

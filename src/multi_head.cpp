@@ -144,7 +144,7 @@ std::vector<Matrix> head_weights(const Matrix& queries, const Matrix& keys, cons
 std::vector<std::string> head_labels(std::size_t heads, const std::vector<std::string>& labels)
 {
     std::vector<std::string> result;
-    for (std::size_t head = 1; head <= heads; ++head) {
+    for (std::size_t head = 0; head < heads; ++head) {  // head 0 first, as in the formulas
         for (const std::string& label : labels) {
             result.push_back(fmt::format("h{} {}", head, label));
         }

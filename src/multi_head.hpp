@@ -67,10 +67,10 @@ namespace sa {
                                                std::size_t heads);
 
 /// \brief Labels for matrices whose columns (or rows) are heads side by side:
-///        "h1 f1", "h1 f2", "h2 f1", ... for labels "f1", "f2" and two heads.
+///        "h0 f1", "h0 f2", "h1 f1", "h1 f2" for labels "f1", "f2" and two heads.
 /// \param heads h
 /// \param labels the labels of one head's columns
-/// \return h copies of \p labels, each prefixed by its head, counting from 1
+/// \return h copies of \p labels, each prefixed by its head, counting from 0 as the formulas do
 [[nodiscard]] std::vector<std::string> head_labels(std::size_t heads, const std::vector<std::string>& labels);
 
 /// \brief Labels for matrices laid side by side: every label under each prefix in turn,

@@ -42,9 +42,9 @@ double rescale_factor(double old_max, double new_max)
 double shifted_exp(double score, double max)
 {
     if (score == -std::numeric_limits<double>::infinity()) {
-        return 0.0;  // masked out, even when everything is (m = -inf)
+        return 0.0;  // masked out, even when everything is (μ = -inf)
     }
-    return score == max ? 1.0 : std::exp(score - max);  // 1 also for a score of +inf under m = +inf
+    return score == max ? 1.0 : std::exp(score - max);  // 1 also for a score of +inf under μ = +inf
 }
 //< rescale-factor
 
@@ -55,7 +55,7 @@ OnlineSoftmax online_softmax_step(OnlineSoftmax state, double score)
     const double new_max = std::fmax(state.max, score);  // fmax ignores a NaN score ...
     OnlineSoftmax next;
     next.max = new_max;
-    // ... which then reaches the sum through e^(NaN - m) = NaN.
+    // ... which then reaches the sum through e^(NaN - μ) = NaN.
     next.sum = state.sum * rescale_factor(state.max, new_max) + shifted_exp(score, new_max);
     return next;
     // END SOLUTION

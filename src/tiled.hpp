@@ -19,16 +19,16 @@
 namespace sa {
 
 /// \brief The running state of the online softmax over one row: the largest score
-///        seen so far, \f$ m \f$, and the sum \f$ \ell = \sum_j e^{s_j - m} \f$ of the
+///        seen so far, \f$ \mu \f$, and the sum \f$ \ell = \sum_j e^{s_j - \mu} \f$ of the
 ///        scores seen so far, each shifted by that maximum.
 ///
-/// Before any score, \f$ m = -\infty \f$ and \f$ \ell = 0 \f$.
+/// Before any score, \f$ \mu = -\infty \f$ and \f$ \ell = 0 \f$.
 struct OnlineSoftmax {
-    double max = -std::numeric_limits<double>::infinity();  ///< m, the running maximum
-    double sum = 0.0;                                         ///< ℓ, the running sum of e^{s - m}
+    double max = -std::numeric_limits<double>::infinity();  ///< μ, the running maximum
+    double sum = 0.0;                                         ///< ℓ, the running sum of e^{s - μ}
 };
 
-/// \brief The factor \f$ e^{m_\mathrm{old} - m_\mathrm{new}} \f$ that moves a sum shifted
+/// \brief The factor \f$ e^{\mu_\mathrm{old} - \mu_\mathrm{new}} \f$ that moves a sum shifted
 ///        by an old maximum onto a new, larger one.
 ///
 /// It is 1 when the two maxima are equal, which also covers the two cases where the
@@ -37,51 +37,51 @@ struct OnlineSoftmax {
 ///
 /// \param old_max the maximum the sum was shifted by
 /// \param new_max the new maximum, at least \p old_max
-/// \return \f$ e^{m_\mathrm{old} - m_\mathrm{new}} \f$, in [0, 1]
+/// \return \f$ e^{\mu_\mathrm{old} - \mu_\mathrm{new}} \f$, in [0, 1]
 [[nodiscard]] double rescale_factor(double old_max, double new_max);
 
-/// \brief The shifted exponential \f$ e^{s - m} \f$ of one score under the running maximum.
+/// \brief The shifted exponential \f$ e^{s - \mu} \f$ of one score under the running maximum.
 ///
-/// It is 0 for \f$ s = -\infty \f$ (a masked score), even when \f$ m = -\infty \f$ too,
-/// and 1 when \f$ s = m \f$, even when both are \f$ +\infty \f$; so a row
+/// It is 0 for \f$ s = -\infty \f$ (a masked score), even when \f$ \mu = -\infty \f$ too,
+/// and 1 when \f$ s = \mu \f$, even when both are \f$ +\infty \f$; so a row
 /// whose maximum is \f$ +\infty \f$ shares its weight equally among its \f$ +\infty \f$
 /// scores, as softmax_rows() does. A NaN score gives NaN.
 ///
 /// \param score s
-/// \param max m, at least s
-/// \return \f$ e^{s - m} \f$
+/// \param max μ, at least s
+/// \return \f$ e^{s - \mu} \f$
 [[nodiscard]] double shifted_exp(double score, double max);
 
 /// \brief One step of the online softmax (Milakov and Gimelshein, 2018): absorb one more score.
 ///
-/// \f$ m' = \max(m, s) \f$ and \f$ \ell' = \ell \, e^{m - m'} + e^{s - m'} \f$: the old
-/// sum is rescaled whenever the maximum grows, so at every moment \f$ \ell = \sum_j e^{s_j - m} \f$
-/// over the scores seen so far. After the whole row, the weights are \f$ e^{s_j - m} / \ell \f$,
+/// \f$ \mu' = \max(\mu, s) \f$ and \f$ \ell' = \ell \, e^{\mu - \mu'} + e^{s - \mu'} \f$: the old
+/// sum is rescaled whenever the maximum grows, so at every moment \f$ \ell = \sum_j e^{s_j - \mu} \f$
+/// over the scores seen so far. After the whole row, the weights are \f$ e^{s_j - \mu} / \ell \f$,
 /// the same as softmax_rows() gives.
 ///
 /// Edges: a score of \f$ -\infty \f$ (masked out) leaves the state unchanged. A NaN
 /// score makes \f$ \ell \f$ NaN from then on, so the row's weights are NaN, as in
 /// softmax_rows().
 ///
-/// \param state (m, ℓ) after the scores so far
+/// \param state (μ, ℓ) after the scores so far
 /// \param score the next score s
-/// \return (m', ℓ') after it
+/// \return (μ', ℓ') after it
 [[nodiscard]] OnlineSoftmax online_softmax_step(OnlineSoftmax state, double score);
 
 /// \brief The state of attention for some query rows after some of the keys: a running
-///        maximum \f$ m_i \f$ and sum \f$ \ell_i \f$ per query row, and the unnormalised output
-///        \f$ \tilde O_i = \sum_j e^{s_{ij} - m_i} v_j \f$ over the keys absorbed so far.
+///        maximum \f$ \mu_i \f$ and sum \f$ \ell_i \f$ per query row, and the unnormalised output
+///        \f$ \tilde O_i = \sum_j e^{s_{ij} - \mu_i} v_j \f$ over the keys absorbed so far.
 ///
 /// Shapes: \c max and \c sum have n entries, \c accumulator is n×d_v. The finished
 /// output row is \f$ \tilde O_i / \ell_i \f$ (see finish_attention()). Memory: n·(d_v + 2)
 /// numbers, whatever the number of keys.
 struct PartialAttention {
-    std::vector<double> max = {};  ///< m_i, the largest score of row i so far
-    std::vector<double> sum = {};  ///< ℓ_i, the sum of e^{s_ij - m_i} so far
-    Matrix accumulator = {};       ///< Õ, n×d_v: the values weighted by e^{s_ij - m_i}, not yet divided by ℓ_i
+    std::vector<double> max = {};  ///< μ_i, the largest score of row i so far
+    std::vector<double> sum = {};  ///< ℓ_i, the sum of e^{s_ij - μ_i} so far
+    Matrix accumulator = {};       ///< Õ, n×d_v: the values weighted by e^{s_ij - μ_i}, not yet divided by ℓ_i
 };
 
-/// \brief The state before any key: \f$ m_i = -\infty \f$, \f$ \ell_i = 0 \f$, \f$ \tilde O = 0 \f$.
+/// \brief The state before any key: \f$ \mu_i = -\infty \f$, \f$ \ell_i = 0 \f$, \f$ \tilde O = 0 \f$.
 ///
 /// \param queries n, the number of query rows
 /// \param value_dim d_v, the width of a value
@@ -102,9 +102,9 @@ struct Block {
 ///
 /// For each query row i of the block: compute the block's scores
 /// \f$ s_{ij} = q_i \cdot k_j / \sqrt{d_k} \f$ (\f$ -\infty \f$ where the mask says so),
-/// then \f$ m_i' = \max(m_i, \max_j s_{ij}) \f$,
-/// \f$ \ell_i' = \ell_i e^{m_i - m_i'} + \sum_j e^{s_{ij} - m_i'} \f$ and
-/// \f$ \tilde O_i' = \tilde O_i e^{m_i - m_i'} + \sum_j e^{s_{ij} - m_i'} v_j \f$.
+/// then \f$ \mu_i' = \max(\mu_i, \max_j s_{ij}) \f$,
+/// \f$ \ell_i' = \ell_i e^{\mu_i - \mu_i'} + \sum_j e^{s_{ij} - \mu_i'} \f$ and
+/// \f$ \tilde O_i' = \tilde O_i e^{\mu_i - \mu_i'} + \sum_j e^{s_{ij} - \mu_i'} v_j \f$.
 /// Only one block of scores exists at a time.
 ///
 /// Edges as in attention(): a masked score is \f$ -\infty \f$ whatever Q and K hold;
@@ -136,8 +136,8 @@ void absorb_block(PartialAttention& state, const Matrix& queries, const Matrix& 
 /// \brief Merges the states of the same query rows over two disjoint sets of keys into
 ///        the state over both.
 ///
-/// \f$ m = \max(m_a, m_b) \f$, \f$ \ell = \ell_a e^{m_a - m} + \ell_b e^{m_b - m} \f$,
-/// \f$ \tilde O = \tilde O_a e^{m_a - m} + \tilde O_b e^{m_b - m} \f$, row by row.
+/// \f$ \mu = \max(\mu_a, \mu_b) \f$, \f$ \ell = \ell_a e^{\mu_a - \mu} + \ell_b e^{\mu_b - \mu} \f$,
+/// \f$ \tilde O = \tilde O_a e^{\mu_a - \mu} + \tilde O_b e^{\mu_b - \mu} \f$, row by row.
 /// The merge is exact in real arithmetic and does not depend on how the keys were split.
 ///
 /// \param first the state over one set of keys, n rows
@@ -146,7 +146,7 @@ void absorb_block(PartialAttention& state, const Matrix& queries, const Matrix& 
 /// \throws ShapeError if the two states have different shapes
 [[nodiscard]] PartialAttention merge_attention(const PartialAttention& first, const PartialAttention& second);
 
-/// \brief A state as one table: row i is \f$ [m_i, \ell_i, \tilde O_{i1}, \dots, \tilde O_{i d_v}] \f$.
+/// \brief A state as one table: row i is \f$ [\mu_i, \ell_i, \tilde O_{i1}, \dots, \tilde O_{i d_v}] \f$.
 ///
 /// \param state the partial result of n query rows
 /// \return an n×(2 + d_v) matrix, for printing
@@ -252,5 +252,90 @@ struct KvCache {
 /// \return \f$ t (t + 1) (d_k + d_v) \f$
 [[nodiscard]] std::uint64_t recomputed_step_operations(std::uint64_t tokens, std::uint64_t key_dim,
                                                        std::uint64_t value_dim);
+
+/// \brief The numbers one decoding step with the cache reads: \f$ t (d_k + d_v) \f$,
+///        every cached key and value once.
+///
+/// Against the \f$ 2 t (d_k + d_v) \f$ operations of cached_step_operations() that is
+/// 2 operations per number read, far fewer than a core can do in the time it takes to
+/// fetch a number from memory: a decoding step is bound by memory traffic, not arithmetic.
+///
+/// \param tokens t, the number of tokens in the cache, the new one included
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return \f$ t (d_k + d_v) \f$
+[[nodiscard]] inline std::uint64_t cached_step_reads(std::uint64_t tokens, std::uint64_t key_dim,
+                                                     std::uint64_t value_dim)
+{
+    return tokens * (key_dim + value_dim);
+}
+
+/// \brief The least memory traffic of attention() in its n×m matrices of doubles, in bytes:
+///        \f$ 9 \cdot 8\, n m \f$.
+///
+/// attention() writes four n×m matrices, \f$ S \f$, \f$ S/\sqrt{d_k} \f$, \f$ S' \f$ and
+/// \f$ A \f$, and the next step reads each back; it also reads the mask once. That is at
+/// least 4·2 + 1 = 9 passes over n·m doubles of 8 bytes. Once the matrices outgrow the
+/// caches, every pass goes to main memory. (Zeroing a new matrix and the passes within a
+/// row add to this; the count is a lower bound.)
+///
+/// \param queries n
+/// \param keys m
+/// \return \f$ 72\, n m \f$
+[[nodiscard]] inline std::uint64_t reference_matrix_traffic(std::uint64_t queries, std::uint64_t keys)
+{
+    return 9 * queries * keys * sizeof(double);
+}
+
+/// \brief The operations of one block of the tiled loop: \f$ 2 B_r B_c (d_k + d_v) \f$.
+///
+/// \f$ B_r \times B_c \f$ scores of width \f$ d_k \f$ and as many weighted value rows of
+/// width \f$ d_v \f$, a multiply and an add per term, as in cached_step_operations(), which
+/// is the case \f$ B_r = 1 \f$, \f$ B_c = t \f$.
+///
+/// \param tiles B_r and B_c
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return \f$ 2 B_r B_c (d_k + d_v) \f$
+[[nodiscard]] inline std::uint64_t block_operations(const TileSizes& tiles, std::uint64_t key_dim,
+                                                    std::uint64_t value_dim)
+{
+    return 2 * tiles.query_block * tiles.key_block * (key_dim + value_dim);
+}
+
+/// \brief The numbers one block of the tiled loop loads: its \f$ B_c \f$ keys and values,
+///        \f$ B_c (d_k + d_v) \f$.
+///
+/// The block's queries and its state stay in place from one key block to the next, so
+/// each key and value loaded serves all \f$ B_r \f$ query rows: block_operations() over
+/// this is \f$ 2 B_r \f$ operations per number loaded.
+///
+/// \param tiles B_r and B_c
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return \f$ B_c (d_k + d_v) \f$
+[[nodiscard]] inline std::uint64_t block_loads(const TileSizes& tiles, std::uint64_t key_dim,
+                                               std::uint64_t value_dim)
+{
+    return tiles.key_block * (key_dim + value_dim);
+}
+
+/// \brief The numbers one block of the tiled loop works on:
+///        \f$ B_r d_k + B_c (d_k + d_v) + B_r (B_c + d_v + 2) \f$.
+///
+/// Its queries, its keys and values, and its state: the block of scores and, per query
+/// row, \f$ \tilde O \f$, \f$ \mu \f$ and \f$ \ell \f$. Times 8 bytes, this is what a core
+/// must keep close, whatever n and m are.
+///
+/// \param tiles B_r and B_c
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return the count above
+[[nodiscard]] inline std::uint64_t block_working_set(const TileSizes& tiles, std::uint64_t key_dim,
+                                                     std::uint64_t value_dim)
+{
+    return tiles.query_block * key_dim + tiles.key_block * (key_dim + value_dim) +
+           tiles.query_block * (tiles.key_block + value_dim + 2);
+}
 
 }  // namespace sa

@@ -245,6 +245,12 @@ TEST_CASE("attention_weights rejects a mask of the wrong shape, and a Q and K of
     CHECK_THROWS_AS(sa::attention_weights(queries, keys, sa::Matrix(4, 3, 0.0)), sa::ShapeError);
     CHECK_THROWS_WITH(sa::attention_weights(queries, keys, sa::Matrix(4, 3, 0.0)),
                       Contains("attention_weights") && Contains("mask is 4×3") && Contains("3×4"));
+    INFO("a mask wrong in one dimension only is as wrong: 3×3 has the rows but not the columns, 4×4 the columns "
+         "but not the rows, and attention_weights must say so itself, before any step runs");
+    CHECK_THROWS_WITH(sa::attention_weights(queries, keys, sa::Matrix(3, 3, 0.0)),
+                      Contains("attention_weights") && Contains("mask is 3×3") && Contains("3×4"));
+    CHECK_THROWS_WITH(sa::attention_weights(queries, keys, sa::Matrix(4, 4, 0.0)),
+                      Contains("attention_weights") && Contains("mask is 4×4") && Contains("3×4"));
     INFO("Q is 3×2 but K is 4×3: a query and a key must have the same width d_k to be dotted");
     CHECK_THROWS_AS(sa::attention_weights(queries, sa::Matrix(4, 3, 1.0), sa::Matrix(3, 4, 0.0)), sa::ShapeError);
 }

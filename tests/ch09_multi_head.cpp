@@ -37,9 +37,9 @@ const sa::Matrix& embeddings()
     static const sa::Matrix matrix = sa::mouse_eats_cheese().embeddings;  // Mouse [2,0], Eats [1,2], Cheese [2,0]
     return matrix;
 }
-const sa::Matrix w_query{{0, 1, 1, 0}, {1, 0, 0, 1}};  // head 1 swaps the features, head 2 keeps them
+const sa::Matrix w_query{{0, 1, 1, 0}, {1, 0, 0, 1}};  // head 0 swaps the features, head 1 keeps them
 const sa::Matrix w_key{{1, 0, 1, 0}, {0, 1, 0, 1}};    // both heads keep them
-const sa::Matrix w_value{{1, 0, 0, 1}, {0, 1, 1, 0}};  // head 1 keeps them, head 2 swaps them
+const sa::Matrix w_value{{1, 0, 0, 1}, {0, 1, 1, 0}};  // head 0 keeps them, head 1 swaps them
 const sa::Matrix w_out{{1, 0}, {0, 1}, {1, 0}, {0, 1}};  // adds the two heads
 const sa::Matrix source{{1, 2}, {2, 0}};               // the sequence cross-attention reads
 
@@ -157,7 +157,7 @@ TEST_CASE("Heads are column slices: head i owns columns i·d_head to (i+1)·d_he
     CHECK(queries == sa::Matrix{{0, 2, 2, 0}, {2, 1, 1, 2}, {0, 2, 2, 0}});
     const std::vector<sa::Matrix> heads = sa::split_heads(queries, 2);
     REQUIRE(heads.size() == 2);
-    INFO("head 1 is columns 0 and 1 (chapter 7's queries), head 2 is columns 2 and 3 (the embeddings)");
+    INFO("head 0 is columns 0 and 1 (chapter 7's queries), head 1 is columns 2 and 3 (the embeddings)");
     CHECK(heads[0] == sa::Matrix{{0, 2}, {2, 1}, {0, 2}});
     CHECK(heads[1] == sa::Matrix{{2, 0}, {1, 2}, {2, 0}});
     INFO("concat_heads writes them back side by side: the inverse of split_heads");
@@ -168,34 +168,34 @@ TEST_CASE("Heads are column slices: head i owns columns i·d_head to (i+1)·d_he
     INFO("the keys are [E | E] and the values [E | E with its features swapped]");
     CHECK(sa::project(embeddings(), w_key) == sa::Matrix{{2, 0, 2, 0}, {1, 2, 1, 2}, {2, 0, 2, 0}});
     CHECK(sa::project(embeddings(), w_value) == sa::Matrix{{2, 0, 0, 2}, {1, 2, 2, 1}, {2, 0, 0, 2}});
-    INFO("the column labels the program prints: h1 f1, h1 f2, h2 f1, h2 f2");
-    CHECK(sa::head_labels(2, {"f1", "f2"}) == std::vector<std::string>{"h1 f1", "h1 f2", "h2 f1", "h2 f2"});
+    INFO("the column labels the program prints: h0 f1, h0 f2, h1 f1, h1 f2");
+    CHECK(sa::head_labels(2, {"f1", "f2"}) == std::vector<std::string>{"h0 f1", "h0 f2", "h1 f1", "h1 f2"});
 }
 
-TEST_CASE("The worked example: head 1 repeats chapter 7, head 2 attends by likeness", "[ch09]")
+TEST_CASE("The worked example: head 0 repeats chapter 7, head 1 attends by likeness", "[ch09]")
 {
     const sa::Matrix queries = sa::project(embeddings(), w_query);
     const sa::Matrix keys = sa::project(embeddings(), w_key);
     const std::vector<sa::Matrix> weights = sa::head_weights(queries, keys, zeros(3, 3), 2);
     REQUIRE(weights.size() == 2);
     const double root2 = std::sqrt(2.0);
-    // Head 1: q_Mouse = [0,2] scores 0, 4, 0, scaled 0, 2√2, 0.
+    // Head 0: q_Mouse = [0,2] scores 0, 4, 0, scaled 0, 2√2, 0.
     const double eats_weight = std::exp(2 * root2) / (2 + std::exp(2 * root2));
-    INFO("head 1, Mouse: [1, e^(2√2), 1]/(2 + e^(2√2)) ≈ [0.053, 0.894, 0.053], chapter 7's row");
+    INFO("head 0, Mouse: [1, e^(2√2), 1]/(2 + e^(2√2)) ≈ [0.053, 0.894, 0.053], chapter 7's row");
     CHECK_THAT(weights[0](0, 1), WithinAbs(eats_weight, 1e-12));
     CHECK_THAT(weights[0](0, 1), WithinAbs(0.894, printed));
     CHECK_THAT(weights[0](0, 0), WithinAbs(0.053, printed));
-    INFO("head 1, Eats: q = [2,1] scores 4 against every key, so 1/3 each");
+    INFO("head 0, Eats: q = [2,1] scores 4 against every key, so 1/3 each");
     CHECK_THAT(weights[0](1, 0), WithinAbs(1.0 / 3.0, 1e-12));
-    // Head 2: q = k = the embedding, so the scores are E·Eᵀ = [[4,2,4],[2,5,2],[4,2,4]].
+    // Head 1: q = k = the embedding, so the scores are E·Eᵀ = [[4,2,4],[2,5,2],[4,2,4]].
     const double mouse_self = 1.0 / (2.0 + std::exp(-root2));  // e^(4/√2) over 2e^(4/√2) + e^(2/√2)
-    INFO("head 2, Mouse: scores 4, 2, 4 scale to 2√2, √2, 2√2: Mouse and Cheese get 1/(2 + e^-√2) ≈ 0.446, "
+    INFO("head 1, Mouse: scores 4, 2, 4 scale to 2√2, √2, 2√2: Mouse and Cheese get 1/(2 + e^-√2) ≈ 0.446, "
          "Eats 0.108");
     CHECK_THAT(weights[1](0, 0), WithinAbs(mouse_self, 1e-12));
     CHECK_THAT(weights[1](0, 0), WithinAbs(0.446, printed));
     CHECK_THAT(weights[1](0, 1), WithinAbs(0.108, printed));
     CHECK_THAT(weights[1](0, 2), WithinAbs(0.446, printed));
-    INFO("head 2, Eats: scores 2, 5, 2 scale to √2, 5/√2, √2: itself 1/(1 + 2e^(-3/√2)) ≈ 0.807, the others 0.097");
+    INFO("head 1, Eats: scores 2, 5, 2 scale to √2, 5/√2, √2: itself 1/(1 + 2e^(-3/√2)) ≈ 0.807, the others 0.097");
     CHECK_THAT(weights[1](1, 1), WithinAbs(1.0 / (1.0 + 2.0 * std::exp(-3.0 / root2)), 1e-12));
     CHECK_THAT(weights[1](1, 1), WithinAbs(0.807, printed));
     CHECK_THAT(weights[1](1, 0), WithinAbs(0.097, printed));
@@ -214,26 +214,26 @@ TEST_CASE("The worked example: each head's outputs, side by side, and after W_O"
     const std::vector<sa::Matrix> v = sa::split_heads(values, 2);
     const sa::Matrix head1 = sa::attention(q[0], k[0], v[0]);
     const sa::Matrix head2 = sa::attention(q[1], k[1], v[1]);
-    INFO("head 1 is chapter 7 exactly: Mouse [1.106, 1.789], Eats [5/3, 2/3] ≈ [1.667, 0.667]");
+    INFO("head 0 is chapter 7 exactly: Mouse [1.106, 1.789], Eats [5/3, 2/3] ≈ [1.667, 0.667]");
     CHECK_THAT(head1(0, 0), WithinAbs(1.106, printed));
     CHECK_THAT(head1(0, 1), WithinAbs(1.789, printed));
     CHECK_THAT(head1(1, 0), WithinAbs(5.0 / 3.0, 1e-12));
     CHECK_THAT(head1(1, 1), WithinAbs(2.0 / 3.0, 1e-12));
-    const double a = 1.0 / (2.0 + std::exp(-std::sqrt(2.0)));  // head 2's weight of Mouse and of Cheese in Mouse's row
-    INFO("head 2, Mouse: 0.446·[0,2] + 0.108·[2,1] + 0.446·[0,2] = [2·0.108, 4·0.446 + 0.108] ≈ [0.217, 1.892]");
+    const double a = 1.0 / (2.0 + std::exp(-std::sqrt(2.0)));  // head 1's weight of Mouse and of Cheese in Mouse's row
+    INFO("head 1, Mouse: 0.446·[0,2] + 0.108·[2,1] + 0.446·[0,2] = [2·0.108, 4·0.446 + 0.108] ≈ [0.217, 1.892]");
     CHECK_THAT(head2(0, 0), WithinAbs(2.0 * (1.0 - 2.0 * a), 1e-12));
     CHECK_THAT(head2(0, 0), WithinAbs(0.217, printed));
     CHECK_THAT(head2(0, 1), WithinAbs(4.0 * a + (1.0 - 2.0 * a), 1e-12));
     CHECK_THAT(head2(0, 1), WithinAbs(1.892, printed));
     const double self = 1.0 / (1.0 + 2.0 * std::exp(-3.0 / std::sqrt(2.0)));
     const double other = (1.0 - self) / 2.0;
-    INFO("head 2, Eats: 0.097·[0,2] + 0.807·[2,1] + 0.097·[0,2] ≈ [1.613, 1.193]");
+    INFO("head 1, Eats: 0.097·[0,2] + 0.807·[2,1] + 0.097·[0,2] ≈ [1.613, 1.193]");
     CHECK_THAT(head2(1, 0), WithinAbs(2.0 * self, 1e-12));
     CHECK_THAT(head2(1, 0), WithinAbs(1.613, printed));
     CHECK_THAT(head2(1, 1), WithinAbs(self + 4.0 * other, 1e-12));
     CHECK_THAT(head2(1, 1), WithinAbs(1.193, printed));
     const sa::Matrix concatenated = sa::concat_heads({head1, head2});
-    INFO("concatenated: [head 1 | head 2], row by row");
+    INFO("concatenated: [head 0 | head 1], row by row");
     CHECK(concatenated(0, 2) == head2(0, 0));
     CHECK(concatenated(1, 1) == head1(1, 1));
     const sa::Matrix outputs = sa::multi_head_attention(queries, keys, values, zeros(3, 3), 2, w_out);
@@ -363,33 +363,33 @@ TEST_CASE("The worked cross-attention: the sentence asks, a two-token source ans
     REQUIRE(weights[0].rows() == 3);
     REQUIRE(weights[0].cols() == 2);
     const double root2 = std::sqrt(2.0);
-    INFO("head 1, Mouse asks [0,2]: s1 = [1,2] scores 4, s2 = [2,0] scores 0; 1/(1 + e^(-2√2)) ≈ 0.944");
+    INFO("head 0, Mouse asks [0,2]: s1 = [1,2] scores 4, s2 = [2,0] scores 0; 1/(1 + e^(-2√2)) ≈ 0.944");
     CHECK_THAT(weights[0](0, 0), WithinAbs(share(2 * root2, 0), 1e-12));
     CHECK_THAT(weights[0](0, 0), WithinAbs(0.944, printed));
     CHECK_THAT(weights[0](0, 1), WithinAbs(0.056, printed));
-    INFO("head 1, Eats asks [2,1]: 2 + 2 = 4 against s1, 4 against s2, so one half each");
+    INFO("head 0, Eats asks [2,1]: 2 + 2 = 4 against s1, 4 against s2, so one half each");
     CHECK(weights[0](1, 0) == 0.5);
-    INFO("head 2, Mouse asks [2,0]: 2 against s1, 4 against s2; s2 gets 1/(1 + e^(-√2)) ≈ 0.804");
+    INFO("head 1, Mouse asks [2,0]: 2 against s1, 4 against s2; s2 gets 1/(1 + e^(-√2)) ≈ 0.804");
     CHECK_THAT(weights[1](0, 1), WithinAbs(share(2 * root2, root2), 1e-12));
     CHECK_THAT(weights[1](0, 1), WithinAbs(0.804, printed));
     CHECK_THAT(weights[1](0, 0), WithinAbs(0.196, printed));
-    INFO("head 2, Eats asks [1,2]: 5 against s1, 2 against s2; s1 gets 1/(1 + e^(-3/√2)) ≈ 0.893");
+    INFO("head 1, Eats asks [1,2]: 5 against s1, 2 against s2; s1 gets 1/(1 + e^(-3/√2)) ≈ 0.893");
     CHECK_THAT(weights[1](1, 0), WithinAbs(share(5 / root2, 2 / root2), 1e-12));
     CHECK_THAT(weights[1](1, 0), WithinAbs(0.893, printed));
     CHECK_THAT(weights[1](1, 1), WithinAbs(0.107, printed));
     const sa::Matrix outputs = sa::multi_head_attention(queries, keys, values, zeros(3, 2), 2, w_out);
     REQUIRE(outputs.rows() == 3);
     REQUIRE(outputs.cols() == 2);
-    const double h1 = share(2 * root2, 0);
-    const double h2 = share(2 * root2, root2);
-    INFO("Mouse: head 1 " << h1 << "·[1,2] + (1-" << h1 << ")·[2,0], head 2 (1-" << h2 << ")·[2,1] + " << h2
+    const double h0 = share(2 * root2, 0);
+    const double h1 = share(2 * root2, root2);
+    INFO("Mouse: head 0 " << h0 << "·[1,2] + (1-" << h0 << ")·[2,0], head 1 (1-" << h1 << ")·[2,1] + " << h1
                           << "·[0,2], added by W_O: ≈ [1.447, 3.693]");
-    CHECK_THAT(outputs(0, 0), WithinAbs(h1 + 2 * (1 - h1) + 2 * (1 - h2), 1e-12));
+    CHECK_THAT(outputs(0, 0), WithinAbs(h0 + 2 * (1 - h0) + 2 * (1 - h1), 1e-12));
     CHECK_THAT(outputs(0, 0), WithinAbs(1.447, printed));
-    CHECK_THAT(outputs(0, 1), WithinAbs(2 * h1 + (1 - h2) + 2 * h2, 1e-12));
+    CHECK_THAT(outputs(0, 1), WithinAbs(2 * h0 + (1 - h1) + 2 * h1, 1e-12));
     CHECK_THAT(outputs(0, 1), WithinAbs(3.693, printed));
     const double e2 = share(5 / root2, 2 / root2);
-    INFO("Eats: head 1 [1.5, 1], head 2 " << e2 << "·[2,1] + (1-" << e2 << ")·[0,2]: ≈ [3.286, 2.107]");
+    INFO("Eats: head 0 [1.5, 1], head 1 " << e2 << "·[2,1] + (1-" << e2 << ")·[0,2]: ≈ [3.286, 2.107]");
     CHECK_THAT(outputs(1, 0), WithinAbs(1.5 + 2 * e2, 1e-12));
     CHECK_THAT(outputs(1, 0), WithinAbs(3.286, printed));
     CHECK_THAT(outputs(1, 1), WithinAbs(1.0 + e2 + 2 * (1 - e2), 1e-12));
@@ -484,7 +484,7 @@ TEST_CASE("The classic mistake: a reshape without the transpose gives other numb
     const sa::Matrix keys = sa::project(embeddings(), w_key);
     const sa::Matrix values = sa::project(embeddings(), w_value);
     const std::vector<sa::Matrix> wrong_heads = sa::split_heads_by_reshape(queries, 2);
-    INFO("Q row by row is 0,2,2,0, 2,1,1,2, 0,2,2,0; a reshape to 2×3×2 gives head 1 the first six numbers: "
+    INFO("Q row by row is 0,2,2,0, 2,1,1,2, 0,2,2,0; a reshape to 2×3×2 gives head 0 the first six numbers: "
          "[0,2], [2,0], [2,1], pieces of Mouse and Eats");
     CHECK(wrong_heads[0] == sa::Matrix{{0, 2}, {2, 0}, {2, 1}});
     CHECK(wrong_heads[1] == sa::Matrix{{1, 2}, {0, 2}, {2, 0}});
@@ -503,7 +503,7 @@ TEST_CASE("The classic mistake: a reshape without the transpose gives other numb
         heads.push_back(sa::attention(q[head], k[head], v[head]));
     }
     const sa::Matrix expected = sa::project(reshape_back(heads), w_out);
-    INFO("wrong head 1, Mouse asks [0,2] of keys [2,0], [2,0], [1,2]: weights 0.053, 0.053, 0.894 on values "
+    INFO("wrong head 0, Mouse asks [0,2] of keys [2,0], [2,0], [1,2]: weights 0.053, 0.053, 0.894 on values "
          "[2,0], [0,2], [1,2], giving [1.0, 1.894]");
     CHECK_THAT(heads[0](0, 0), WithinAbs(1.0, 1e-12));
     INFO("the wrong outputs, as the reshape computes them: Mouse [2.000, 3.003], Eats [2.807, 2.333], "
@@ -557,8 +557,8 @@ TEST_CASE("side_by_side_labels repeats the labels under each prefix, left first"
 {
     CHECK(sa::side_by_side_labels({"right", "wrong"}, {"f1", "f2"}) ==
           std::vector<std::string>{"right f1", "right f2", "wrong f1", "wrong f2"});
-    INFO("head_labels is the same with the prefixes h1, h2, ...");
-    CHECK(sa::side_by_side_labels({"h1", "h2"}, {"s1"}) == sa::head_labels(2, {"s1"}));
+    INFO("head_labels is the same with the prefixes h0, h1, ...");
+    CHECK(sa::side_by_side_labels({"h0", "h1"}, {"s1"}) == sa::head_labels(2, {"s1"}));
 }
 
 TEST_CASE("heads_option takes a number of heads that divides d_k and d_v, or says which it does not divide",

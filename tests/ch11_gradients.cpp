@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "attention_weights.hpp"
 #include "example.hpp"
 #include "gradient_check.hpp"
 #include "gradient_experiment.hpp"
@@ -816,4 +817,145 @@ TEST_CASE("frobenius_norm, median and rowsum_product on numbers worked by hand",
     CHECK_THROWS_AS(sa::rowsum_product(sa::Matrix(2, 2), sa::Matrix(2, 3)), sa::ShapeError);
     sa::SplitMix64 generator(1);
     CHECK_THROWS_AS(sa::gradient_starvation(0, 8, 8, 4, 1, generator), std::invalid_argument);
+}
+
+// ---------------------------------------------------------------------------------------
+// The check itself: |a − n| ≤ atol + rtol·max(|a|, |n|), from the central difference's budget
+
+namespace {
+
+std::vector<sa::GradientCheck> checks_on(const sa::Matrix& embeddings, const sa::Matrix& upstream, bool causal)
+{
+    const sa::Matrix identity{{1, 0}, {0, 1}};
+    const std::size_t n = embeddings.rows();
+    const sa::Matrix mask = causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
+    return sa::gradient_checks(embeddings, sa::Matrix{{0, 1}, {1, 0}}, identity, identity, mask, upstream, step);
+}
+
+}  // namespace
+
+TEST_CASE("The gradient check never flags a right gradient: identical tokens, saturation, scores near 1e4, "
+          "tiny gradients", "[ch11][support]")
+{
+    const sa::Matrix one_hot{{0, 1}, {0, 0}, {0, 0}};
+    struct Case {
+        const char* what;
+        sa::Matrix embeddings;
+        sa::Matrix upstream;
+    };
+    const std::vector<Case> cases = {
+        {"identical tokens: uniform weights, dS' is 0 and the numeric one is rounding noise",
+         sa::Matrix{{1, 2}, {1, 2}, {1, 2}}, one_hot},
+        {"a saturated softmax (scores some 400 apart): gradients through it of e^-400",
+         sa::Matrix{{20, 0}, {0, 20}, {20, 20}}, one_hot},
+        {"scores near 1e4, saturated", sa::Matrix{{80, 10}, {10, 80}, {70, 70}}, one_hot},
+        {"scores near 1e4, identical tokens, so not saturated", sa::Matrix{{84, 84}, {84, 84}, {84, 84}}, one_hot},
+        {"tiny gradients, 1e-7 to 1e-6", sa::Matrix{{1, 0}, {0, 2}, {1, 1}},
+         sa::Matrix{{3e-7, -6e-7}, {0, 3e-7}, {6e-7, 0}}},
+    };
+    for (const Case& example : cases) {
+        for (const bool causal : {false, true}) {
+            for (const auto& check : checks_on(example.embeddings, example.upstream, causal)) {
+                INFO(example.what << (causal ? ", causal" : "") << "; " << check.name
+                     << ": a right gradient differs from a central difference only by truncation (h²) and "
+                        "rounding (ε·F/h), which atol + rtol·max(|a|, |n|) allows a hundred times over; used "
+                     << check.used << " of it");
+                CHECK(check.agrees());
+            }
+        }
+    }
+}
+
+TEST_CASE("The gradient check always flags a wrong gradient: an off-by-one, a dropped term, a transposed factor",
+          "[ch11][support]")
+{
+    const sa::Example example = sa::mouse_eats_cheese();
+    const sa::Matrix upstream{{0, 1}, {0, 0}, {0, 0}};
+    const sa::Matrix mask(3, 3, 0.0);
+    const auto checks = sa::gradient_checks(example.embeddings, example.w_query, example.w_key, example.w_value, mask,
+                                            upstream, step);
+    const auto find = [&checks](const std::string& name) {
+        for (const auto& check : checks) {
+            if (check.name == name) {
+                return check;
+            }
+        }
+        FAIL("no check named " << name);
+        return checks.front();
+    };
+    const sa::Matrix weights = sa::attention_weights(sa::project(example.embeddings, example.w_query),
+                                                     sa::project(example.embeddings, example.w_key), mask);
+    const auto flags = [](const sa::GradientCheck& right, const sa::Matrix& wrong, const char* why) {
+        INFO(right.name << ", " << why << ": the mistake moves an entry by far more than the tolerance");
+        CHECK(sa::tolerance_used(wrong, right.numeric, right.tolerance) > 1.0);
+        CHECK(right.agrees());  // while the right one passes the same check
+    };
+    // Off by one: the row sum of softmax_rows_backward taken from the next row.
+    const sa::GradientCheck d_masked = find("dS'");
+    const sa::Matrix d_weights = find("dA").analytic;
+    sa::Matrix off_by_one(3, 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const std::size_t row = (i + 1) % 3;
+        double sum = 0.0;
+        for (std::size_t j = 0; j < 3; ++j) {
+            sum += d_weights(row, j) * weights(row, j);
+        }
+        for (std::size_t j = 0; j < 3; ++j) {
+            off_by_one(i, j) = weights(i, j) * (d_weights(i, j) - sum);
+        }
+    }
+    flags(d_masked, off_by_one, "off by one row in softmax_rows_backward");
+    // A dropped term: dE without dV·W_Vᵀ.
+    const sa::GradientCheck d_embeddings = find("dE");
+    sa::Matrix dropped = sa::project(find("dQ").analytic, sa::transpose(example.w_query));
+    const sa::Matrix from_keys = sa::project(find("dK").analytic, sa::transpose(example.w_key));
+    for (std::size_t i = 0; i < dropped.rows(); ++i) {
+        for (std::size_t j = 0; j < dropped.cols(); ++j) {
+            dropped(i, j) += from_keys(i, j);
+        }
+    }
+    flags(d_embeddings, dropped, "dE without the term dV·W_Vᵀ");
+    // A transposed factor: dV = A·dO instead of Aᵀ·dO.
+    flags(find("dV"), sa::project(weights, upstream), "dV = A·dO instead of Aᵀ·dO");
+}
+
+TEST_CASE("tolerance_used: exactly at the tolerance agrees, just above does not, and a NaN in either gradient "
+          "never agrees", "[ch11][support]")
+{
+    const sa::Tolerance tolerance{0.25, 0.5};  // powers of two: every sum below is exact
+    const sa::Matrix analytic{{1.0, 0.0}};
+    INFO("|a − n| = 1.5 = atol + rtol·max(1, 2.5): the rule is ≤, so the boundary agrees");
+    CHECK(sa::tolerance_used(analytic, sa::Matrix{{2.5, 0.0}}, tolerance) == 1.0);
+    const sa::GradientCheck at_boundary{"dX", analytic, sa::Matrix{{2.5, 0.0}}, tolerance,
+                                        sa::tolerance_used(analytic, sa::Matrix{{2.5, 0.0}}, tolerance)};
+    CHECK(at_boundary.agrees());
+    INFO("one step of 2^-10 beyond it does not");
+    CHECK(sa::tolerance_used(analytic, sa::Matrix{{2.5 + 0x1p-10, 0.0}}, tolerance) > 1.0);
+    INFO("equal entries use none of a tolerance, even of 0: no 0/0");
+    CHECK(sa::tolerance_used(analytic, analytic, sa::Tolerance{}) == 0.0);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const bool in_analytic : {true, false}) {
+        INFO("a NaN in the " << (in_analytic ? "analytic" : "numeric") << " gradient only: it is no agreement");
+        const sa::Matrix with_nan{{1.0, nan}};
+        const double used = in_analytic ? sa::tolerance_used(with_nan, analytic, tolerance)
+                                        : sa::tolerance_used(analytic, with_nan, tolerance);
+        CHECK(std::isnan(used));
+        CHECK_FALSE((sa::GradientCheck{"dX", analytic, analytic, tolerance, used}.agrees()));
+        CHECK(std::isnan(in_analytic ? sa::relative_difference(with_nan, analytic)
+                                     : sa::relative_difference(analytic, with_nan)));
+    }
+    CHECK_THROWS_AS(sa::tolerance_used(analytic, sa::Matrix(2, 2), tolerance), sa::ShapeError);
+}
+
+TEST_CASE("numeric_gradient divides by the distance the entry really moved: a slope of 1 at 1e4 is exactly 1",
+          "[ch11][support]")
+{
+    // At x = 1e4 the doubles are 2^-39 ≈ 1.8e-12 apart, so x ± 1e-5 is rounded and the
+    // nudge is off by up to 1e-7 of itself: dividing by 2h would report a slope of 1 as
+    // 1 ± 1e-7. Dividing by (x + h) − (x − h), the distance the entry moved, gives 1.
+    const auto itself = [](const sa::Matrix& x) { return x(0, 0); };  // L = x: its slope is 1, no truncation
+    for (const double x : {1e4, -3e4, 12345.678, 0.1}) {
+        INFO("L = x at x = " << x << ": the slope of a linear L is 1 exactly, whatever the rounding of x ± h");
+        CHECK(sa::numeric_gradient(itself, sa::Matrix{{x}}, step)(0, 0) == 1.0);
+    }
 }

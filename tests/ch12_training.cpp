@@ -430,3 +430,34 @@ TEST_CASE("Training refuses sentences it cannot use, naming the operation and th
     CHECK_THROWS_AS(sa::loss_plot({}, 10, {}, {}), std::invalid_argument);
     CHECK_THROWS_AS(sa::loss_plot({1.0}, 10, {0}, {}), std::invalid_argument);
 }
+
+TEST_CASE("loss_table reads the training loss at each checkpoint, the last step included, and no further",
+          "[ch12][support]")
+{
+    const std::vector<double> training = {1.0, 0.5, 0.25};  // after 0, 1 and 2 steps
+    INFO("checkpoint 2 is the last of 3 losses: it reads training[2] = 0.250");
+    const std::string table = sa::loss_table({0, 2}, training, {2.0, 0.125}, 3);
+    CHECK_THAT(table, Contains("step 0") && Contains("1.000") && Contains("2.000"));
+    CHECK_THAT(table, Contains("step 2") && Contains("0.250") && Contains("0.125"));
+    INFO("checkpoint 3 equals the number of losses: there is no loss after 3 steps, so it is refused, not read "
+         "past the end");
+    CHECK_THROWS_WITH(sa::loss_table({0, 3}, training, {1.0, 0.5}, 3),
+                      Contains("loss_table") && Contains("checkpoint 3") && Contains("3 training losses"));
+}
+
+TEST_CASE("loss_plot draws every k-th training loss and the last, and one held-out point per checkpoint, the first "
+          "included", "[ch12][support]")
+{
+    const std::vector<double> training = {1.0, 0.5, 0.25, 0.125, 0.0625};  // steps 0 to 4
+    const sa::LinePlot plot = sa::loss_plot(training, 3, {0, 2, 4}, {2.0, 1.0, 0.5});
+    REQUIRE(plot.series.size() == 2);
+    INFO("every 3 steps from step 0, and the last step 4 even though 3 does not divide it");
+    CHECK(plot.series[0].x == std::vector<double>{0.0, 3.0, 4.0});
+    CHECK(plot.series[0].y == std::vector<double>{1.0, 0.125, 0.0625});
+    INFO("one held-out point per checkpoint, at its step, checkpoint 0 first");
+    CHECK(plot.series[1].x == std::vector<double>{0.0, 2.0, 4.0});
+    CHECK(plot.series[1].y == std::vector<double>{2.0, 1.0, 0.5});
+    CHECK(plot.log_y);
+    INFO("one training loss: the single step 0 is drawn, once");
+    CHECK(sa::loss_plot({1.0}, 10, {}, {}).series[0].x == std::vector<double>{0.0});
+}

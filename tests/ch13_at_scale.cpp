@@ -114,20 +114,20 @@ TEST_CASE("The online softmax of the Mouse row: the state after each score", "[c
     REQUIRE(state.max == -infinity);
     REQUIRE(state.sum == 0.0);
     state = sa::online_softmax_step(state, 0.0);
-    INFO("after Mouse (score 0): m = 0, ℓ = e^0 = 1");
+    INFO("after Mouse (score 0): μ = 0, ℓ = e^0 = 1");
     CHECK(state.max == 0.0);
     CHECK(state.sum == 1.0);
     state = sa::online_softmax_step(state, root);
-    INFO("after Eats (score 2√2 ≈ 2.828): m grows to 2√2, the old 1 is rescaled to e^(0 - 2√2): ℓ = e^(-2√2) + 1 ≈ 1.059");
+    INFO("after Eats (score 2√2 ≈ 2.828): μ grows to 2√2, the old 1 is rescaled to e^(0 - 2√2): ℓ = e^(-2√2) + 1 ≈ 1.059");
     CHECK(state.max == root);
     CHECK_THAT(state.sum, WithinRel(1.0 + small, 1e-15));
     CHECK_THAT(state.sum, WithinAbs(1.059, printed));
     state = sa::online_softmax_step(state, 0.0);
-    INFO("after Cheese (score 0): m stays, ℓ = 1 + 2·e^(-2√2) ≈ 1.118");
+    INFO("after Cheese (score 0): μ stays, ℓ = 1 + 2·e^(-2√2) ≈ 1.118");
     CHECK(state.max == root);
     CHECK_THAT(state.sum, WithinRel(1.0 + 2.0 * small, 1e-15));
     CHECK_THAT(state.sum, WithinAbs(1.118, printed));
-    INFO("the weights e^(s - m)/ℓ are chapter 5's: 0.053, 0.894, 0.053");
+    INFO("the weights e^(s - μ)/ℓ are chapter 5's: 0.053, 0.894, 0.053");
     const sa::Matrix chapter5 = sa::softmax_rows(sa::Matrix{{0.0, root, 0.0}});
     CHECK(sa::shifted_exp(0.0, state.max) / state.sum == chapter5(0, 0));
     CHECK(sa::shifted_exp(root, state.max) / state.sum == chapter5(0, 1));
@@ -139,11 +139,11 @@ TEST_CASE("The online softmax: a masked score changes nothing and a NaN score ma
 {
     const sa::OnlineSoftmax before{1.5, 2.25};
     const sa::OnlineSoftmax masked = sa::online_softmax_step(before, -infinity);
-    INFO("e^(-inf - m) = 0 and m does not move");
+    INFO("e^(-inf - μ) = 0 and μ does not move");
     CHECK(masked.max == before.max);
     CHECK(masked.sum == before.sum);
     const sa::OnlineSoftmax all_masked = sa::online_softmax_step(sa::OnlineSoftmax{}, -infinity);
-    INFO("nothing seen but -inf: m = -inf and ℓ = 0, not NaN (-inf - -inf would be)");
+    INFO("nothing seen but -inf: μ = -inf and ℓ = 0, not NaN (-inf - -inf would be)");
     CHECK(all_masked.max == -infinity);
     CHECK(all_masked.sum == 0.0);
     INFO("a NaN score poisons ℓ, so every weight of the row is NaN, as in softmax_rows");
@@ -164,7 +164,7 @@ TEST_CASE("Tiled attention on the worked example: the state after each key block
     sa::PartialAttention state = sa::empty_attention(3, 2);
     sa::absorb_block(state, in.queries, in.keys, in.values, no_mask, {0, 3, 0, 2});
     const double root = 4.0 / std::sqrt(2.0);  // scale() divides the score 4 by √d_k
-    INFO("block 1, keys Mouse and Eats: Mouse scores 0 and 2√2, so m = 2√2, ℓ = e^(-2√2) + 1 ≈ 1.059, "
+    INFO("block 1, keys Mouse and Eats: Mouse scores 0 and 2√2, so μ = 2√2, ℓ = e^(-2√2) + 1 ≈ 1.059, "
          "Õ = e^(-2√2)·[2,0] + 1·[1,2] ≈ [1.118, 2.000]");
     CHECK(state.max[0] == root);
     CHECK_THAT(state.sum[0], WithinAbs(1.059, printed));
@@ -308,7 +308,7 @@ TEST_CASE("Splitting the keys between workers and merging gives the same outputs
         CHECK(close_to(sa::finish_attention(forward), reference, 1e-12));
         CHECK(close_to(sa::finish_attention(backward), reference, 1e-12));
     }
-    INFO("merging with the empty state (m = -inf, ℓ = 0, Õ = 0) changes nothing");
+    INFO("merging with the empty state (μ = -inf, ℓ = 0, Õ = 0) changes nothing");
     sa::PartialAttention whole = sa::empty_attention(n, 4);
     sa::absorb_block(whole, in.queries, in.keys, in.values, mask, {0, n, 0, m});
     const sa::PartialAttention same = sa::merge_attention(whole, sa::empty_attention(n, 4));
@@ -367,12 +367,44 @@ TEST_CASE("Operation counts: 4·t·d per step with the cache, 2·t·(t+1)·d rec
         all_cached += sa::cached_step_operations(t, 64, 64);
         all_recomputed += sa::recomputed_step_operations(t, 64, 64);
     }
-    INFO("all N steps: 2·N·(N+1)·d with the cache and 2·N·(N+1)·(N+2)·d/3 recomputing, a ratio of (N+2)/3 = 1366");
+    INFO("all n steps: 2·n·(n+1)·d with the cache and 2·n·(n+1)·(n+2)·d/3 recomputing, a ratio of (n+2)/3 = 1366");
     CHECK(all_cached == std::uint64_t{2} * 4096 * 4097 * 64);
     CHECK(all_recomputed == std::uint64_t{2} * 4096 * 4097 * 4098 * 64 / 3);
     CHECK(all_recomputed == 1366 * all_cached);
-    INFO("the last step alone: (N+1)/2 = 2048.5 times as many");
+    INFO("the last step alone: (n+1)/2 = 2048.5 times as many");
     CHECK(2 * sa::recomputed_step_operations(4096, 64, 64) == 4097 * sa::cached_step_operations(4096, 64, 64));
+}
+
+TEST_CASE("Memory traffic: a cached step reads 2 numbers per operation pair, a tiled block reuses each 2·B_r times",
+          "[ch13][support]")
+{
+    INFO("a cached step reads every cached key and value once: t·(d_k + d_v) = 4096·128 = 524288 numbers at "
+         "t = 4096, d = 64, for 2·t·(d_k + d_v) operations, so 2 operations per number read");
+    CHECK(sa::cached_step_reads(4096, 64, 64) == 524288);
+    CHECK(sa::cached_step_operations(4096, 64, 64) == 2 * sa::cached_step_reads(4096, 64, 64));
+    CHECK(sa::cached_step_reads(5, 7, 3) == 5 * (7 + 3));
+    INFO("sa::attention writes S, S/√d_k, S' and A and reads each back (8 passes) and reads the mask (1): "
+         "9·n·m doubles of 8 bytes; at n = m = 4096 that is 9·2^24·2^3 = 1207959552 bytes = 9/8 GiB = 1.125 GiB");
+    CHECK(sa::reference_matrix_traffic(4096, 4096) == 1207959552);
+    CHECK(sa::reference_matrix_traffic(4096, 4096) * 8 == std::uint64_t{9} << 30);
+    CHECK(sa::reference_matrix_traffic(3, 5) == 9 * 3 * 5 * 8);
+    const sa::TileSizes tiles;
+    REQUIRE(tiles.query_block == 64);
+    REQUIRE(tiles.key_block == 64);
+    INFO("a B_r×B_c block: B_r·B_c scores of width d_k and B_r·B_c value terms of width d_v, 2 operations each: "
+         "2·64·64·128 = 1048576, on the B_c·(d_k + d_v) = 64·128 = 8192 keys and values it loads; "
+         "1048576 / 8192 = 2·B_r = 128 operations per number loaded");
+    CHECK(sa::block_operations(tiles, 64, 64) == 1048576);
+    CHECK(sa::block_loads(tiles, 64, 64) == 8192);
+    CHECK(sa::block_operations(tiles, 64, 64) == 2 * tiles.query_block * sa::block_loads(tiles, 64, 64));
+    INFO("a cached decoding step is the block B_r = 1, B_c = t: the same counts");
+    CHECK(sa::block_operations({1, 4096}, 64, 64) == sa::cached_step_operations(4096, 64, 64));
+    CHECK(sa::block_loads({1, 4096}, 64, 64) == sa::cached_step_reads(4096, 64, 64));
+    INFO("the working set: queries B_r·d_k = 4096, keys and values B_c·(d_k + d_v) = 8192, state "
+         "B_r·(B_c + d_v + 2) = 8320; 20608 numbers of 8 bytes = 164864 bytes = 161.0 KiB");
+    CHECK(sa::block_working_set(tiles, 64, 64) == 4096 + 8192 + 8320);
+    CHECK(sa::block_working_set(tiles, 64, 64) * 8 == 161 * 1024);
+    CHECK(sa::block_working_set({2, 3}, 5, 7) == 2 * 5 + 3 * (5 + 7) + 2 * (3 + 7 + 2));
 }
 
 TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", "[ch13]")
@@ -398,4 +430,48 @@ TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", 
     bad_mask(1, 1) = 1.0;
     CHECK_THROWS_AS(sa::tiled_attention(in.queries, in.keys, in.values, bad_mask, {2, 2}), std::invalid_argument);
     CHECK_THROWS_AS(sa::fast_attention(in.queries, in.keys, in.values, bad_mask), std::invalid_argument);
+}
+
+TEST_CASE("KvCache::length counts the tokens: 0 when empty, t after t steps, also at d_k = 1", "[ch13][support]")
+{
+    INFO("a cache that has seen no token holds none, whether or not its widths are set yet");
+    CHECK(sa::KvCache{}.length() == 0);
+    CHECK(sa::KvCache{1, 2}.length() == 0);
+    sa::KvCache cache;
+    for (std::size_t t = 1; t <= 3; ++t) {
+        const double position = static_cast<double>(t);
+        (void)sa::decode_step(cache, sa::Matrix{{1.0}}, sa::Matrix{{position}}, sa::Matrix{{position, -position}});
+        INFO("d_k = 1, d_v = 2: after " << t << " steps the cache holds t = " << t
+             << " keys of 1 number, so length is the number of keys over d_k, not over d_v");
+        CHECK(cache.length() == t);
+        CHECK(cache.keys.size() == t);
+        CHECK(cache.values.size() == 2 * t);
+    }
+}
+
+TEST_CASE("agree, behind chapter 13's \"true\": one entry off anywhere, row 0 and the last entry included, is no "
+          "agreement", "[ch13][support]")
+{
+    const sa::Matrix reference{{1.0, -2.0}, {4.0, 0.5}, {0.25, 3.0}};  // largest entry 4
+    CHECK(sa::agree(reference, reference, 0.0));
+    for (std::size_t r = 0; r < reference.rows(); ++r) {
+        for (std::size_t c = 0; c < reference.cols(); ++c) {
+            sa::Matrix off = reference;
+            off(r, c) += 0.5;  // 0.5 = 1/8 of the largest entry 4
+            INFO("a difference of 0.5 in entry (" << r << ", " << c << ") only: it is 1/8 of the largest entry, "
+                 "beyond a tolerance of 1/16 and within one of 1/8 (the rule is ≤, so the boundary agrees)");
+            CHECK_FALSE(sa::agree(off, reference, 1.0 / 16.0));
+            CHECK(sa::agree(off, reference, 1.0 / 8.0));
+        }
+    }
+    INFO("a shape wrong in one dimension only is no agreement either");
+    CHECK_FALSE(sa::agree(sa::Matrix(3, 1, 1.0), reference, 1.0));
+    CHECK_FALSE(sa::agree(sa::Matrix(2, 2, 1.0), reference, 1.0));
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double infinity = std::numeric_limits<double>::infinity();
+    INFO("a NaN must face a NaN, an infinity the same infinity; on one side only they never agree");
+    CHECK(sa::agree(sa::Matrix{{nan, infinity}}, sa::Matrix{{nan, infinity}}, 0.0));
+    CHECK_FALSE(sa::agree(sa::Matrix{{nan, 1.0}}, sa::Matrix{{1.0, 1.0}}, 1.0));
+    CHECK_FALSE(sa::agree(sa::Matrix{{1.0, 1.0}}, sa::Matrix{{nan, 1.0}}, 1.0));
+    CHECK_FALSE(sa::agree(sa::Matrix{{infinity, 1.0}}, sa::Matrix{{-infinity, 1.0}}, 1.0));
 }

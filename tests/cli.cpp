@@ -4,6 +4,9 @@
 #include <cmath>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli.hpp"
 
@@ -361,4 +364,69 @@ TEST_CASE("Asking for --help prints the usage on stdout and exits 0, without run
     }
     CHECK_THAT(sa::usage(program()), StartsWith("ch00-test: a test program\n\nUsage: ch00-test [options]\n"));
     CHECK_THAT(sa::usage(program()), Contains("identity"));
+}
+
+namespace {
+
+// A program like ch13-at-scale: --parts P may not exceed the number of tokens, so its
+// default of 3 fits the book's sentence and not a shorter one.
+sa::ProgramInfo with_parts()
+{
+    sa::ProgramInfo info = program();
+    info.options = {{"--parts", "P", "workers", "3", [](const sa::Example& example) {
+                         return example.tokens.size() < 3 ? std::to_string(example.tokens.size()) : std::string();
+                     }}};
+    return info;
+}
+
+}  // namespace
+
+TEST_CASE("A default of the program's own that no longer fits becomes what the numbers need, and the note says so",
+          "[cli]")
+{
+    INFO("2 tokens cannot be split between 3 workers: the default 3 becomes 2, which the reader did not type");
+    const sa::Example two = sa::parse_arguments(with_parts(), {"--embeddings", "1,0;0,1"});
+    CHECK(two.options.at("--parts") == "2");
+    const Run result = run(with_parts(), {"--embeddings", "1,0;0,1"});
+    CHECK(result.status == 0);
+    CHECK_THAT(result.err, Equals("ch00-test: note: using --parts 2, as its default does not fit your numbers\n"));
+    INFO("the reader's own value is never changed, and a default that fits is kept without a note");
+    CHECK(sa::parse_arguments(with_parts(), {"--embeddings", "1,0;0,1", "--parts", "1"}).options.at("--parts") == "1");
+    CHECK(run(with_parts(), {}).err.empty());
+    INFO("with projections replaced too, one note names both kinds, the identities first");
+    CHECK_THAT(run(with_parts(), {"--embeddings", "1;2"}).err,
+               Equals("ch00-test: note: using the identity for W_Q (1×1), W_K (1×1) and W_V (1×1), and --parts 2, "
+                      "as their defaults do not fit your numbers\n"));
+}
+
+TEST_CASE("Flags and lists of whole numbers of a program's own: --smoke, --sizes 512,1024", "[cli]")
+{
+    sa::ProgramInfo info = program();
+    info.options = {{"--smoke", "", "a short run", ""}, {"--sizes", "N,N", "sizes", "preset"}};
+    INFO("a flag takes no value: given, it reads as on; left out, as off");
+    CHECK(sa::flag_option(sa::parse_arguments(info, {"--smoke"}), "--smoke"));
+    CHECK_FALSE(sa::flag_option(sa::parse_arguments(info, {}), "--smoke"));
+    CHECK_THROWS_WITH(sa::parse_arguments(info, {"--smoke=yes"}), Equals("--smoke: takes no value, got \"yes\""));
+    INFO("a list keeps the reader's order; blanks around an entry do not count");
+    const sa::Example sizes = sa::parse_arguments(info, {"--sizes", "1024, 512"});
+    CHECK(sa::whole_list_option(sizes, "--sizes", 1, 32768) == std::vector<long>{1024, 512});
+    INFO("an entry that is not a whole number in the range is named, with its place in the list");
+    for (const auto& [text, what] : std::vector<std::pair<std::string, std::string>>{
+             {"abc", "entry 1 of \"abc\" is \"abc\""}, {"-5", "entry 1 of \"-5\" is \"-5\""},
+             {"512,0", "entry 2 of \"512,0\" is \"0\""}, {"512,", "entry 2 of \"512,\" is empty"},
+             {"99999999999999999999", "is \"99999999999999999999\""}}) {
+        CHECK_THROWS_WITH(sa::whole_list_option(sa::parse_arguments(info, {"--sizes", text}), "--sizes", 1, 32768),
+                          StartsWith("--sizes: ") && Contains(what) && Contains("expected whole numbers from 1 to 32768"));
+    }
+    INFO("--help shows a flag without a placeholder or a default");
+    CHECK_THAT(sa::usage(info), Contains("  --smoke              a short run\n"));
+}
+
+TEST_CASE("matrix_text writes a matrix as the command line reads it", "[cli]")
+{
+    const sa::Matrix matrix{{1, 0.5}, {-2, 1e-7}};
+    CHECK(sa::matrix_text(matrix) == "1,0.5;-2,1e-07");
+    INFO("and parse_matrix reads it back to the same doubles");
+    CHECK(sa::parse_matrix("--wo", sa::matrix_text(matrix)) == matrix);
+    CHECK(sa::matrix_text(sa::Matrix{{1}, {1}, {1}}) == "1;1;1");
 }

@@ -24,6 +24,10 @@ add_test(NAME grader.run-mixed
          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" run-mixed
                  --workspace "${grader_dir}/run-workspace" --build "${grader_dir}/run-build/grade")
 set_tests_properties(grader.run-mixed PROPERTIES LABELS grader TIMEOUT 600)
+add_test(NAME grader.hint-sentences
+         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" hint-sentences
+                 --workspace "${grader_dir}/hint-workspace" --build "${grader_dir}/hint-build")
+set_tests_properties(grader.hint-sentences PROPERTIES LABELS grader)
 add_test(NAME grader.points-table
          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/learn.py" points --check --bin "${CMAKE_BINARY_DIR}/bin")
 set_tests_properties(grader.points-table PROPERTIES LABELS grader)

@@ -1,19 +1,20 @@
-# Chapter 11's own option, --upstream M (the gradient dO at the outputs): a wrong shape,
-# given or left over from the default, is one line on stderr naming the shapes, exit
-# status 2 and nothing on stdout, like every other bad input (tools/check_bad_input.py
-# checks the common options only).
+# Chapter 11's own option, --upstream M (the gradient dO at the outputs): a wrong shape
+# the reader gave is one line on stderr naming the shapes, exit status 2 and nothing on
+# stdout, like every other bad input (tools/check_bad_input.py checks the common options
+# only). A default that no longer fits the reader's numbers is no error: it becomes the
+# same loss in their shape, the run succeeds and one note line on stderr says so.
 if(BOOK_WORKSPACE OR NOT TARGET ch11-gradients)  # a learner's build does not build the programs' checks
   return()
 endif()
 set(upstream_check [=[
 import subprocess, sys
-program, fragment, *arguments = sys.argv[1:]
-arguments = [argument.replace("/", ";") for argument in arguments]  # CMake lists split at ";"
+program, status, fragment, *arguments = sys.argv[1:]
+fragment, *arguments = [text.replace("/", ";") for text in [fragment, *arguments]]  # CMake lists split at ";"
 run = subprocess.run([program, *arguments], capture_output=True, text=True, timeout=60)
 lines = run.stderr.splitlines()
 problems = [text for bad, text in [
-    (run.returncode != 2, f"exit status {run.returncode}, expected 2"),
-    (run.stdout != "", "something was printed on stdout"),
+    (run.returncode != int(status), f"exit status {run.returncode}, expected {status}"),
+    ((run.stdout != "") != (status == "0"), "stdout " + ("is empty" if status == "0" else "is not empty")),
     (len(lines) != 1, f"{len(lines)} lines on stderr, expected 1"),
     (fragment not in run.stderr, f"stderr does not contain {fragment!r}")] if bad]
 print(run.stderr, end="")
@@ -22,12 +23,14 @@ for problem in problems:
 sys.exit(1 if problems else 0)
 ]=])
 foreach(case IN ITEMS
-    "wrong-shape|dO must have the shape of the outputs O, 3×2 (one row per token, one column per value feature), got 3×3|--upstream|1,0,0/0,0,0/0,0,0"
-    "default-no-longer-fits|but the default is 3×2|--tokens|A,B|--embeddings|1,0/0,1"
-    "not-a-matrix|--upstream row 2: \"0,y\": \"y\" is not a number|--upstream|0,1/0,y/0,0")
+    "wrong-shape|2|dO must have the shape of the outputs O, 3×2 (one row per token, one column per value feature), got 3×3|--upstream|1,0,0/0,0,0/0,0,0"
+    "default-no-longer-fits|0|note: using --upstream 0,1/0,0, as its default does not fit your numbers|--tokens|A,B|--embeddings|1,0/0,1"
+    "default-one-feature|0|note: using the identity for W_Q (1×1), W_K (1×1) and W_V (1×1), and --upstream 1/0, as their defaults do not fit your numbers|--embeddings|1/2"
+    "not-a-matrix|2|--upstream row 2: \"0,y\": \"y\" is not a number|--upstream|0,1/0,y/0,0")
   string(REPLACE "|" ";" fields "${case}")
-  list(POP_FRONT fields name fragment)
+  list(POP_FRONT fields name status fragment)
   add_test(NAME ch11-gradients.upstream-${name}
-           COMMAND "${BOOK_PYTHON}" -c "${upstream_check}" "$<TARGET_FILE:ch11-gradients>" "${fragment}" ${fields})
+           COMMAND "${BOOK_PYTHON}" -c "${upstream_check}" "$<TARGET_FILE:ch11-gradients>" "${status}" "${fragment}"
+                   ${fields})
   set_tests_properties(ch11-gradients.upstream-${name} PROPERTIES LABELS "ch11;bad-input")
 endforeach()

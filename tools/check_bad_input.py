@@ -39,6 +39,17 @@ CASES = [
     ("a negative seed", ["--seed", "-1"], '--seed: expected a whole number from 0 to 2147483647, got "-1"'),
 ]
 
+# The benchmark's own option (shown in its --help): a list of sizes.
+SIZES_CASES = [
+    ("sizes that are not numbers", ["--sizes", "abc"], '--sizes: entry 1 of "abc" is "abc"; expected whole numbers'),
+    ("a negative size", ["--sizes", "-5"], '--sizes: entry 1 of "-5" is "-5"; expected whole numbers from 1'),
+    ("a size of 0", ["--sizes", "512,0"], '--sizes: entry 2 of "512,0" is "0"'),
+    ("an empty size", ["--sizes", "512,,1024"], '--sizes: entry 2 of "512,,1024" is empty'),
+    ("sizes missing their value", ["--sizes"], "--sizes: missing value"),
+    ("sizes followed by a flag", ["--sizes", "--smoke"], "--sizes: missing value"),
+    ("two short runs at once", ["--smoke", "--quick"], "--smoke and --quick: choose one"),
+]
+
 # (what the reader changed, arguments, the options given): new numbers that need
 # other shapes than the defaults. No message may be about a matrix or the names the
 # reader did not give (a chapter's own option, such as --heads, may need changing).
@@ -80,6 +91,8 @@ def main():
     # only test the refusal; run_case checks that refusal once, below.
     usage = subprocess.run([args.program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
     cases = [case for case in CASES if f"  {case[1][0].split('=')[0]} " in usage]
+    if "  --sizes " in usage:
+        cases += SIZES_CASES
     refused = [option for option in ("--causal", "--wv") if f"  {option} " not in usage]
     for option in refused:
         for arguments in ([option, "1"], [f"{option}=1"]) if option == "--wv" else ([option],):
@@ -108,6 +121,16 @@ def main():
         else:
             print(f"ok   {what}: {stderr.strip()}")
     print(f"{len(cases) - failures} of {len(cases)} malformed inputs handled")
+    # --help is not an error: the usage on stdout, nothing on stderr, exit status 0.
+    name = os.path.basename(args.program)
+    for arguments in (["--help"], ["-h"], ["--frobnicate", "--help"]):
+        run = subprocess.run([args.program, *arguments], capture_output=True, text=True, timeout=60, check=False)
+        if run.returncode != 0 or run.stderr or not run.stdout.startswith(f"{name}: "):
+            failures += 1
+            print(f"FAIL {' '.join(arguments)}: exit status {run.returncode}, stderr {run.stderr!r}, "
+                  f"stdout begins {run.stdout[:40]!r}; expected the usage on stdout and status 0")
+        else:
+            print(f"ok   {' '.join(arguments)}: the usage on stdout, status 0")
     change_failures = 0
     for what, arguments, given in CHANGES:
         problems = check_change(args.program, what, arguments, given)

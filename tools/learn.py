@@ -549,6 +549,49 @@ def numbers(expected, got):
     return shown
 
 
+def matrix_block(text):
+    """A matrix as Catch2 shows it (tests/catch_matrix.hpp: its shape, then its rows), indented
+    under the hint; any other value as it is."""
+    lines = text.strip("\n").splitlines()
+    return lines[0] if len(lines) < 2 else lines[0] + "".join(f"\n          {line}" for line in lines[1:])
+
+
+# Catch2's words for its string matchers, as the rest of a sentence "expected ... to ...".
+MATCHER_WORDS = [("contains: ", "contain "), ("equals: ", "equal "), ("starts with: ", "start with "),
+                 ("ends with: ", "end with "), ("matches ", "match ")]
+
+
+def matcher_sentence(description):
+    """'( contains: "a" and contains: "b" )' as 'contain "a" and "b"'."""
+    text = re.sub(r"\(\s+|\s+\)", "", description).strip()
+    for word, verb in MATCHER_WORDS:
+        first = text.find(word)
+        if first >= 0:  # the verb once, then only what follows each repeat: contain "a" and "b"
+            text = text[:first] + verb + text[first + len(word):].replace(word, "")
+    return text
+
+
+def comparison_sentence(original, expanded, why):
+    """'x < y' that failed with '0.73 < 1e-07' as 'x: expected below 1e-07, got 0.73'."""
+    negated = original.startswith("!(") and expanded.startswith("!(")
+    if negated:  # CHECK_FALSE(x > y)
+        original, expanded = original[2:-1], expanded[2:-1]
+    found = re.fullmatch(r"(.+?)\s(<=|>=|<|>|!=)\s(.+)", expanded, re.S)
+    if not found:
+        return None
+    got, operator, bound = found.groups()
+    subject = re.split(r"\s(?:<=|>=|<|>|!=)\s", original, maxsplit=1)[0]
+    if negated:
+        operator = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "!=": "=="}[operator]
+    wording = {"<": "below", "<=": "at most", ">": "above", ">=": "at least", "!=": "anything but",
+               "==": "exactly"}[operator]
+    if "\n" in got or "\n" in bound:
+        return f"{subject}: expected {wording} {matrix_block(bound)}\n        got {matrix_block(got)}" + \
+            (f"\n        {why.strip()}" if why else "")
+    bound, got = numbers(bound, got)
+    return f"{subject}: expected {wording} {bound}, got {got}{why}"
+
+
 def describe_failure(element, infos):
     """One sentence for a failed check: what was checked, what was expected, what came out, why.
     The last INFO message in scope says why, in the chapter's own words (an INFO stays in
@@ -577,16 +620,32 @@ def describe_failure(element, infos):
     actual = re.split(r",\s*(?=\w+\()", original, maxsplit=1)[0] if "THAT" in macro else original
     within = re.fullmatch(r"(.*) is within (.*) of (.*)", expanded)
     relative_match = re.fullmatch(r"(.*) and (.*) are within (.*) of each other", expanded)
-    equal = re.fullmatch(r"(.+?) == (.+)", expanded) if "==" in original else None
+    equal = re.fullmatch(r"(.+?)\s==\s(.+)", expanded, re.S) if "==" in original else None
     if within or relative_match or equal:
         got, wanted = (within or relative_match or equal).group(1), (within[3] if within else (
             relative_match or equal).group(2))
-        wanted, got = numbers(wanted, got)
         actual = re.sub(r"\s*==.*$", "", actual)
+        if "\n" in got or "\n" in wanted:  # matrices: one row per line, as the book prints them
+            return f"{actual}: expected {matrix_block(wanted)}\n        got {matrix_block(got)}" + \
+                (f"\n        {why.strip()}" if why else "")
+        wanted, got = numbers(wanted, got)
         return f"{actual}: expected {wanted}, got {got}{why}"
+    matcher = re.fullmatch(r'(".*"|.+?) (\( .* \)|(?:not )?(?:contains: |equals: |starts with: |ends with: |matches ).*)',
+                           expanded, re.S)
+    if matcher and ("THAT" in macro or "THROWS_WITH" in macro):
+        value, description = matcher.groups()
+        subject = re.split(r",\s*(?=(?:Catch::Matchers::)?\w+\(|!)", original, maxsplit=1)[0]
+        what = "its error message" if "THROWS" in macro else "it"
+        return f"{subject}: expected {what} to {matcher_sentence(description)}, but it was {value}{why}"
     if "THROWS" in macro:
-        return f"{original}: expected to throw{why}, but it did not" if expanded in ("", original) else \
+        call = re.split(r",\s*(?=(?:Catch::Matchers::)?\w+\(|!)", original, maxsplit=1)[0]
+        return f"{call}: expected to throw{why}, but it did not" if expanded in ("", original) else \
             f"{original}: failed, with {expanded}{why}"
+    compared = comparison_sentence(original, expanded, why)
+    if compared:
+        return compared
+    if expanded in ("false", "!true") and original:
+        return f"{original}: expected it to hold, but it did not{why}"
     return f"{original}: failed{why}" + (f", with {expanded}" if expanded and expanded != original else "")
 
 
@@ -720,7 +779,9 @@ def grade_once(args):
 
 
 def save_results(build, results):
-    saved = {result.chapter.tests: {check.name: {"passed": check.passed, "hint": check.hint} for check in result.checks}
+    now = time.time()
+    saved = {result.chapter.tests: {check.name: {"passed": check.passed, "hint": check.hint, "graded_at": now}
+                                    for check in result.checks}
              for result in results}
     path = build / RESULTS_FILE
     if path.exists():
@@ -890,9 +951,35 @@ def command_run(args):
         return 0
     print(f"\nYour output differs from the book's ({relative(expected)}). "
           f"Lines with - are the book's, lines with + are yours:\n")
-    diff = difflib.unified_diff(book.splitlines(), result.stdout.splitlines(), "the book", "yours", n=1, lineterm="")
-    print("\n".join(list(diff)[2:]))
+    print("\n".join(titled_diff(book.splitlines(), result.stdout.splitlines())))
     return 1
+
+
+def table_title(lines, index):
+    """The title of the table (or the heading) that line `index` of a chapter's output is in:
+    the nearest line above it, or it, that starts at the margin and ends with ':' or is '== ... =='."""
+    for line in reversed(lines[:index + 1]):
+        if line[:1].strip() and (line.endswith(":") or line.startswith("==")):
+            return line.rstrip(":").strip("= ")
+    return None
+
+
+def titled_diff(book, yours):
+    """The differences between the book's output and the learner's, one line of context,
+    each hunk headed by the book's line number and the table it is in."""
+    out = []
+    matcher = difflib.SequenceMatcher(None, book, yours, autojunk=False)
+    for group in matcher.get_grouped_opcodes(1):
+        changed = next(i1 for tag, i1, _i2, _j1, _j2 in group if tag != "equal")
+        title = table_title(book, min(changed, len(book) - 1))
+        where = f"in \"{title}\"" if title else "before the first table"
+        out.append(f"@@ line {group[0][1] + 1} of the book's output, {where} @@")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [f" {line}" for line in book[i1:i2]]
+            else:
+                out += [f"-{line}" for line in book[i1:i2]] + [f"+{line}" for line in yours[j1:j2]]
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -953,6 +1040,9 @@ def command_list(args):
     workspace = args.workspace.resolve()
     build = args.build.resolve()
     last = json.loads((build / RESULTS_FILE).read_text(encoding="utf-8")) if (build / RESULTS_FILE).exists() else {}
+    saved_at = (build / RESULTS_FILE).stat().st_mtime if (build / RESULTS_FILE).exists() else 0.0
+    edited_at = last_edit(workspace)
+    any_stale = False
     by_chapter = {}
     for exercise in exercises():
         by_chapter.setdefault(exercise.chapter, []).append(exercise)
@@ -970,10 +1060,21 @@ def command_list(args):
         for name in list_cases(executable):
             result = last.get(chapter.tests, {}).get(name)
             state = "not graded yet" if result is None else "passed" if result["passed"] else "failing"
-            print(f"  1 point   {state:<14}  {name}")
+            if result is not None and result.get("graded_at", saved_at) < edited_at:
+                state, any_stale = f"{state}, stale", True  # graded before the learner's last edit
+            print(f"  1 point   {state:<16}  {name}")
             if result and not result["passed"]:
-                print(f"                            {result['hint']}")
+                print(f"                              {result['hint']}")
+    if any_stale:
+        print("(stale: graded before your last edit of the workspace; tools/learn grade grades them again)")
     return 0
+
+
+def last_edit(workspace):
+    """When a file of the workspace was last saved, in seconds since the epoch (0 if none)."""
+    if not workspace.exists():
+        return 0.0
+    return max((mtime for mtime, _size in snapshot(workspace).values()), default=0) / 1e9
 
 
 # --------------------------------------------------------------------------------------

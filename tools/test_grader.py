@@ -19,6 +19,8 @@ they changed. Scenarios:
   compile-error  a syntax error in scores.cpp: the compiler's error is shown, the chapters
                  that need scores fail, the others are still graded, nothing crashes
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub
+  hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
+                 (no build)
   run-mixed      run a chapter program with only some steps written: the stubs run the
                  book's version, the learner's own step runs as written, and a difference
                  from the book's output is shown line by line with a non-zero exit
@@ -303,7 +305,83 @@ def scenario_hints(args):
                f"with \"{wrong}\" a hint shows a loop variable instead of a row or column")
 
 
+# Failed checks as Catch2's XML report writes them (a matrix as tests/catch_matrix.hpp
+# shows it), for the hints that need no build.
+HINT_REPORT = """<TestCase name="c">
+<Expression success="false" type="CHECK"><Original>heads[1] == expected</Original>
+<Expanded>2×2:
+  1.000  0.500
+  2.000  0.250
+==
+2×2:
+  1.000  0.500
+  2.000  0.750</Expanded></Expression>
+<Expression success="false" type="CHECK"><Original>relative_difference(a, n) &lt; 1e-7</Original>
+<Expanded>0.7294650997 &lt; 0.0000001</Expanded></Expression>
+<Expression success="false" type="CHECK_THROWS_WITH"><Original>sa::mix_backward(a, v, d), Contains("mix_backward") &amp;&amp; Contains("3×3")</Original>
+<Expanded>"mix_backward: dO is 2×2" ( contains: "mix_backward" and contains: "3×3" )</Expanded></Expression>
+<Expression success="false" type="CHECK_FALSE"><Original>!(used &gt; 1.0)</Original>
+<Expanded>!(1.5 &gt; 1.0)</Expanded></Expression>
+</TestCase>"""
+
+
+def scenario_hint_sentences(args):
+    """Hints read as sentences, matrices print as the book prints them, `run`'s diff names
+    each hunk's table, and `list` marks results graded before the last edit as stale."""
+    cases = learn.ElementTree.fromstring(HINT_REPORT)
+    hints = [learn.describe_failure(element, ["why"]) for element in cases.iter("Expression")]
+    for hint in hints:
+        print(hint)
+        for leak in ("{?}", "contains:", " < 0.0000001", "( ", "!("):
+            expect(leak not in hint, f"the hint {hint!r} shows Catch2's own text {leak!r}")
+    expect(hints[0].startswith("heads[1]: expected 2×2:") and "2.000  0.250" in hints[0]
+           and "got 2×2:" in hints[0] and "2.000  0.750" in hints[0],
+           f"a matrix is not shown in full, as the book prints it: {hints[0]!r}")
+    expect(hints[1] == "relative_difference(a, n): expected below 1e-07, got 0.729465 (why)", repr(hints[1]))
+    expect(hints[2] == 'sa::mix_backward(a, v, d): expected its error message to contain "mix_backward" and '
+           '"3×3", but it was "mix_backward: dO is 2×2" (why)', repr(hints[2]))
+    expect(hints[3] == "used: expected at most 1, got 1.5 (why)", repr(hints[3]))
+
+    book = ["Weights A (2×2):", "         a      b", "  a   0.500  0.500", "", "== Cross ==", "",
+            "Outputs (2×1):", "        f1", "  a   1.000", "  b   2.000"]
+    yours = list(book)
+    yours[2], yours[9] = "  a   0.400  0.600", "  b   2.500"
+    diff = learn.titled_diff(book, yours)
+    print("\n".join(diff))
+    headers = [line for line in diff if line.startswith("@@")]
+    expect(headers == ['@@ line 2 of the book\'s output, in "Weights A (2×2)" @@',
+                       '@@ line 9 of the book\'s output, in "Outputs (2×1)" @@'],
+           f"the diff's hunks do not name their tables: {headers}")
+
+    workspace, build = args.workspace / "stale", args.build / "stale"
+    (build / "bin").mkdir(parents=True, exist_ok=True)
+    workspace.mkdir(parents=True, exist_ok=True)
+    chapter = next(c for c in learn.chapters().values() if c.tests)
+    (build / "bin" / f"test_{chapter.tests}").write_text("")
+    (build / learn.RESULTS_FILE).write_text(learn.json.dumps(
+        {chapter.tests: {"old": {"passed": False, "hint": "not implemented yet", "graded_at": 1.0},
+                         "new": {"passed": True, "hint": "", "graded_at": time.time() + 3600}}}))
+    (workspace / "scores.cpp").write_text("// edited after the first grade\n")
+    original = learn.list_cases
+    learn.list_cases = lambda executable, spec="": ["old", "new"]
+    try:
+        import contextlib
+        import io
+        shown = io.StringIO()
+        with contextlib.redirect_stdout(shown):
+            learn.command_list(argparse.Namespace(workspace=workspace, build=build))
+    finally:
+        learn.list_cases = original
+    lines = shown.getvalue().splitlines()
+    print("\n".join(lines[-4:]))
+    expect(any("failing, stale" in line and line.endswith("old") for line in lines),
+           "a result graded before the last edit is not marked stale")
+    expect(any("passed " in line and "stale" not in line and line.endswith("new") for line in lines),
+           "a result graded after the last edit is marked stale")
+
+
 SCENARIOS = {
+    "hint-sentences": scenario_hint_sentences,
     "stubs": scenario_stubs,
     "solutions": scenario_solutions,
     "seeded-bug": scenario_seeded_bug,

@@ -1,4 +1,5 @@
 // Chapter 8, Keys and values are different jobs: one projection to be found, another to deliver.
+#include <algorithm>
 #include <string>
 
 #include "attention.hpp"
@@ -80,18 +81,26 @@ void report_case(sa::Report& report, const sa::Example& example, const Case& res
 
 std::string keys_and_values_chapter(const sa::Example& example)
 {
-    if (example.embeddings.cols() != 2 || example.w_query.cols() != 2) {
-        throw sa::UsageError("the variations of this chapter are 2×2: they need 2 embedding features and d_k = 2");
-    }
     const std::size_t n = example.tokens.size();
+    // On other widths the two variations keep their meaning: ones on the diagonal, and
+    // for W_V a 2 in its first entry.
+    const auto identity = [&example](std::size_t cols) {
+        sa::Matrix result(example.embeddings.cols(), cols, 0.0);
+        for (std::size_t i = 0; i < std::min(result.rows(), cols); ++i) {
+            result(i, i) = 1.0;
+        }
+        return result;
+    };
+    sa::Matrix doubled = identity(example.w_value.cols());
+    doubled(0, 0) = 2.0;
     const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
     const sa::Matrix mask = example.causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
     //> three-cases
     const Case base = run_case(example, queries, mask, {"Base case", "base", example.w_key, example.w_value});
     const Case new_wv = run_case(example, queries, mask,  // doubles the first feature instead of tripling the second
-                                 {"A new W_V", "new-wv", example.w_key, sa::Matrix{{2, 0}, {0, 1}}});
+                                 {"A new W_V", "new-wv", example.w_key, doubled});  // [[2, 0], [0, 1]] here
     const Case new_wk = run_case(example, queries, mask,  // the identity: each key is the embedding itself
-                                 {"A new W_K", "new-wk", sa::Matrix{{1, 0}, {0, 1}}, example.w_value});
+                                 {"A new W_K", "new-wk", identity(example.w_key.cols()), example.w_value});
     //< three-cases
 
     const auto& tokens = example.tokens;

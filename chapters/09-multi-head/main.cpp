@@ -1,4 +1,6 @@
 // Chapter 9, Multi-head attention: each head asks its own question on its own columns, side by side.
+#include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,7 @@
 namespace {
 
 //> example
-// "Mouse eats cheese" with two heads of width 2. Head 1 has chapter 7's projections; head 2
+// "Mouse eats cheese" with two heads of width 2. Head 0 has chapter 7's projections; head 1
 // compares each embedding with the others and delivers it with its features swapped.
 sa::Example two_heads()
 {
@@ -28,10 +30,47 @@ sa::Example two_heads()
 }
 //< example
 
+// The defaults below fit the book's example. On the reader's numbers a default that no
+// longer fits becomes what they need (sa::run_program's note line says so): the most
+// heads up to 2 that divide d_k and d_v; a W_O that adds the heads; a source of two
+// tokens with the identity's rows.
+std::string fit_heads(const sa::Example& example)
+{
+    const std::size_t widths = std::gcd(example.w_query.cols(), example.w_value.cols());
+    return widths % 2 == 0 ? "" : "1";
+}
+
+std::string fit_w_out(const sa::Example& example)
+{
+    const std::size_t d_v = example.w_value.cols();
+    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 64));
+    if (d_v == 4 || d_v % heads != 0) {  // the default fits; or --heads is refused on its own
+        return "";
+    }
+    sa::Matrix adds(d_v, d_v / heads, 0.0);  // [I; I; ...]: output feature f = the heads' feature f, added
+    for (std::size_t row = 0; row < d_v; ++row) {
+        adds(row, row % (d_v / heads)) = 1.0;
+    }
+    return sa::matrix_text(adds);
+}
+
+std::string fit_source(const sa::Example& example)
+{
+    const std::size_t d_model = example.embeddings.cols();
+    if (d_model == 2) {
+        return "";
+    }
+    sa::Matrix source(2, d_model, 0.0);  // s1 = feature 1, s2 = feature 2 (or 0 when d_model = 1)
+    for (std::size_t row = 0; row < std::min<std::size_t>(2, d_model); ++row) {
+        source(row, row) = 1.0;
+    }
+    return sa::matrix_text(source);
+}
+
 const std::vector<sa::ProgramOption> options = {
-    {"--heads", "H", "number of heads; it must divide the columns of --wq and of --wv", "2"},
-    {"--wo", "M", "W_O, one row per column of --wv (the default adds the heads)", "1,0;0,1;1,0;0,1"},
-    {"--source", "M", "the sequence cross-attention reads, one row per token", "1,2;2,0"}};
+    {"--heads", "H", "number of heads; it must divide the columns of --wq and of --wv", "2", fit_heads},
+    {"--wo", "M", "W_O, one row per column of --wv (the default adds the heads)", "1,0;0,1;1,0;0,1", fit_w_out},
+    {"--source", "M", "the sequence cross-attention reads, one row per token", "1,2;2,0", fit_source}};
 
 std::string multi_head_chapter(const sa::Example& example)
 {
@@ -57,7 +96,7 @@ std::string multi_head_chapter(const sa::Example& example)
         weights.push_back(sa::softmax_rows(sa::apply_mask(scaled, mask)));
         head_outputs.push_back(sa::mix(weights[head], value_heads[head]));
     }
-    const sa::Matrix concatenated = sa::concat_heads(head_outputs);  // [head 1 | head 2 | ...], n×d_v
+    const sa::Matrix concatenated = sa::concat_heads(head_outputs);  // [head 0 | head 1 | ...], n×d_v
     const sa::Matrix outputs = sa::project(concatenated, w_out);     // O = concatenated·W_O
     //< heads
     //> checks
@@ -79,7 +118,7 @@ std::string multi_head_chapter(const sa::Example& example)
     const auto& tokens = example.tokens;
     const std::vector<std::string> source_tokens = sa::numbered_labels("s", m);  // s1, s2, ...
     const auto features = [](const sa::Matrix& matrix) { return sa::feature_labels(matrix.cols()); };
-    const auto per_head = [&](const sa::Matrix& matrix) {  // h1 f1, h1 f2, h2 f1, ...
+    const auto per_head = [&](const sa::Matrix& matrix) {  // h0 f1, h0 f2, h1 f1, ...
         return sa::head_labels(heads, sa::feature_labels(matrix.cols() / heads));
     };
     const auto e_features = features(example.embeddings);
@@ -93,10 +132,10 @@ std::string multi_head_chapter(const sa::Example& example)
     report.table("Keys K = E·W_K", keys, tokens, per_head(keys));
     report.table("Values V = E·W_V", values, tokens, per_head(values));
     for (std::size_t head = 0; head < heads; ++head) {
-        report.table(fmt::format("Head {0}: weights A{0} = softmax(Q{0}·K{0}ᵀ/√{1}{2})", head + 1,
+        report.table(fmt::format("Head {0}: weights A{0} = softmax(Q{0}·K{0}ᵀ/√{1}{2})", head,
                                  query_heads[head].cols(), example.causal ? " + M" : ""),
                      weights[head], tokens, tokens);
-        report.table(fmt::format("Head {0}: outputs A{0}·V{0}", head + 1), head_outputs[head], tokens,
+        report.table(fmt::format("Head {0}: outputs A{0}·V{0}", head), head_outputs[head], tokens,
                      features(head_outputs[head]));
     }
     report.table("The heads side by side (concatenated)", concatenated, tokens, per_head(concatenated));
@@ -106,7 +145,7 @@ std::string multi_head_chapter(const sa::Example& example)
                             sa::identical(one_call, outputs), one_head_is_chapter_7));
     report.text("== The classic mistake: heads by reshape, without the transpose ==\n\n");
     const std::vector<std::string> right_wrong = {"right", "wrong"};
-    report.table("Head 1's queries, split by columns (right) and by reshape (wrong)",
+    report.table("Head 0's queries, split by columns (right) and by reshape (wrong)",
                  sa::concat_heads({query_heads[0], sa::split_heads_by_reshape(queries, heads)[0]}), tokens,
                  sa::side_by_side_labels(right_wrong, features(query_heads[0])));
     report.table("Outputs O, right and wrong", sa::concat_heads({outputs, wrong}), tokens,

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "attention.hpp"
+#include "cli.hpp"
 #include "fast_attention.hpp"
 #include "masking.hpp"
 #include "random.hpp"
@@ -175,6 +176,13 @@ struct Row {
 };
 
 constexpr double mebibyte = 1024.0 * 1024.0;
+constexpr long largest_size = 32768;  // the baseline's n×n scores alone: 8 GiB
+
+// A size in bytes for a sentence: "512 KiB", "2048 MiB", never "0 MiB".
+std::string bytes_text(double bytes)
+{
+    return bytes < mebibyte ? fmt::format("{:.0f} KiB", bytes / 1024.0) : fmt::format("{:.0f} MiB", bytes / mebibyte);
+}
 
 void print_row(const Row& row, std::size_t dim, const sa::Matrix& reference)
 {
@@ -212,9 +220,9 @@ std::vector<Row> compare_kernels(const Settings& settings)
         const bool only_tiled = n == settings.tiled_only;
         sa::Matrix reference;
         if (!only_tiled && n > settings.step_by_step_limit) {
-            fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {:.0f} MiB)\n", n,
+            fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {})\n", n,
                        "step by step", settings.step_by_step_limit,
-                       5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0 / mebibyte);
+                       bytes_text(5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0));
         }
         if (!only_tiled && n <= settings.step_by_step_limit) {
             const int repetitions = n >= 1024 ? 1 : settings.repetitions;  // the slowest by far
@@ -233,8 +241,8 @@ std::vector<Row> compare_kernels(const Settings& settings)
         rows.push_back({n, "tiled kernel", measure(settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); })});
         print_row(rows.back(), settings.dim, reference);
         if (only_tiled) {
-            fmt::print("{:>6}  {:<20} not run: its n×n scores alone would take {:.0f} MiB\n", n, "OpenBLAS baseline",
-                       static_cast<double>(n) * static_cast<double>(n) * 8.0 / mebibyte);
+            fmt::print("{:>6}  {:<20} not run: its n×n scores alone would take {}\n", n, "OpenBLAS baseline",
+                       bytes_text(static_cast<double>(n) * static_cast<double>(n) * 8.0));
         }
     }
     return rows;
@@ -346,51 +354,62 @@ void write_figures(const std::vector<Row>& rows, const Settings& settings)
     std::ofstream(settings.figures + "/measured-memory.svg") << sa::line_plot_svg(memory);
 }
 
-std::vector<std::string> split_commas(const std::string& text)
+// The options, read with the chapter programs' shared command line (src/cli.hpp): one
+// line on stderr and exit status 2 for anything malformed, --help on stdout.
+Settings read_settings(const sa::Example& example)
 {
-    std::vector<std::string> parts(1);
-    for (const char c : text) {
-        if (c == ',') {
-            parts.emplace_back();
-        } else {
-            parts.back() += c;
+    const bool smoke = sa::flag_option(example, "--smoke");
+    const bool quick = sa::flag_option(example, "--quick");
+    if (smoke && quick) {
+        throw sa::UsageError("--smoke and --quick: choose one of the two short runs");
+    }
+    Settings settings;
+    if (smoke) {
+        settings = {{64, 128}, 256, 256, 64, 1, 256, {}};
+    } else if (quick) {
+        settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, {}};
+    }
+    if (sa::flag_option(example, "--all")) {
+        settings.step_by_step_limit = 1 << 20;  // the step-by-step reference at every size
+    }
+    if (example.options.at("--sizes") != "preset") {
+        settings.sizes.clear();  // e.g. --sizes 1024,4096: only these, and no tiled-only size
+        settings.tiled_only = 0;
+        for (const long n : sa::whole_list_option(example, "--sizes", 1, largest_size)) {
+            settings.sizes.push_back(static_cast<std::size_t>(n));
         }
     }
-    return parts;
+    settings.figures = example.figures;
+    return settings;
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
+std::string run_benchmark(const sa::Example& example)
 {
-    Settings settings;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--smoke") {
-            settings = {{64, 128}, 256, 256, 64, 1, 256, settings.figures};
-        } else if (arg == "--quick") {
-            settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, settings.figures};
-        } else if (arg == "--all") {
-            settings.step_by_step_limit = 1 << 20;  // the step-by-step reference at every size
-        } else if (arg == "--sizes" && i + 1 < argc) {
-            settings.sizes.clear();  // e.g. --sizes 1024,4096: only these, and no tiled-only size
-            settings.tiled_only = 0;
-            for (const std::string& size : split_commas(argv[++i])) {
-                settings.sizes.push_back(static_cast<std::size_t>(std::stoul(size)));
-            }
-        } else if (arg == "--figures" && i + 1 < argc) {
-            settings.figures = argv[++i];
-        } else {
-            std::cerr << "ch13-benchmark: unknown option " << arg
-                      << "; use --smoke, --quick, --all, --sizes N,N,... or --figures DIR\n";
-            return 2;
-        }
-    }
+    const Settings settings = read_settings(example);  // every option checked before the first line
     const std::vector<Row> rows = compare_kernels(settings);
     print_ratios(rows);
     compare_decoding(settings);
     if (!settings.figures.empty()) {
         write_figures(rows, settings);
     }
-    return 0;
+    return "";  // printed as it goes: a full run takes minutes
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch13-benchmark", "time the book's attention, an OpenBLAS baseline and the tiled kernel at "
+                                           "d = 64, and KV-cache decoding", sa::mouse_eats_cheese()};
+    const std::string random = "the benchmark draws its own random matrices at d = 64";
+    info.unused_options = {{"--tokens", random}, {"--embeddings", random}, {"--wq", random}, {"--wk", random},
+                           {"--wv", random}, {"--causal", random}, {"--precision", "it prints times, not the example"}};
+    info.options = {
+        {"--smoke", "", "a few seconds at small n (CTest runs it)", ""},
+        {"--quick", "", "a short run for the book's figures, n = 256 to 1024", ""},
+        {"--all", "", "also the step-by-step reference above n = 4096 (minutes)", ""},
+        {"--sizes", "N,N",
+         fmt::format("only these n, each from 1 to {}, and no tiled-only size; preset: the run's own", largest_size),
+         "preset"}};
+    return sa::run_program(info, argc, argv, run_benchmark);
 }

@@ -2,6 +2,7 @@
 // across workers and decoded token by token with a KV cache.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "attention.hpp"
@@ -44,11 +45,35 @@ std::string operation_counts(std::size_t tokens, std::size_t key_dim, std::size_
     }
     const std::uint64_t last_cached = sa::cached_step_operations(big_n, d, d);
     const std::uint64_t last_recomputed = sa::recomputed_step_operations(big_n, d, d);
-    text += fmt::format("At N = {}, d_k = d_v = {}:\n  step N: {} with the cache, {} recomputing, {:.1f} times as many\n"
-                        "  all N steps: {} with the cache, {} recomputing, {:.1f} times as many\n", big_n, d,
+    text += fmt::format("At n = {}, d_k = d_v = {}:\n  step n: {} with the cache, {} recomputing, {:.1f} times as many\n"
+                        "  all n steps: {} with the cache, {} recomputing, {:.1f} times as many\n", big_n, d,
                         last_cached, last_recomputed, static_cast<double>(last_recomputed) / static_cast<double>(last_cached),
                         all_cached, all_recomputed, static_cast<double>(all_recomputed) / static_cast<double>(all_cached));
+    const std::uint64_t last_reads = sa::cached_step_reads(big_n, d, d);
+    text += fmt::format("  step n with the cache reads {} numbers for {} operations, "
+                        "{:.1f} per number\n", last_reads, last_cached,
+                        static_cast<double>(last_cached) / static_cast<double>(last_reads));
     return text;
+}
+
+// Why tiling pays on any machine: the memory traffic it saves, at the benchmark's sizes.
+std::string traffic_counts()
+{
+    constexpr std::uint64_t n = 4096;
+    constexpr std::uint64_t d = 64;
+    const sa::TileSizes tiles;  // the fast kernel's default blocks
+    const std::uint64_t reference = sa::reference_matrix_traffic(n, n);
+    const std::uint64_t operations = sa::block_operations(tiles, d, d);
+    const std::uint64_t loads = sa::block_loads(tiles, d, d);
+    const std::uint64_t working_set = sa::block_working_set(tiles, d, d);
+    constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+    return fmt::format("Memory traffic at n = m = {}, d_k = d_v = {}, B_r = {}, B_c = {}:\n"
+                       "  sa::attention: 9 passes over n·m doubles, at least {} bytes = {:.3f} GiB\n"
+                       "  one tiled block: {} operations on {} loaded numbers, {:.1f} per number\n"
+                       "  one tiled block's working set: {} numbers = {:.1f} KiB\n",
+                       n, d, tiles.query_block, tiles.key_block, reference, static_cast<double>(reference) / gib,
+                       operations, loads, static_cast<double>(operations) / static_cast<double>(loads), working_set,
+                       static_cast<double>(working_set * sizeof(double)) / 1024.0);
 }
 
 std::string key_range(const std::vector<std::string>& tokens, std::size_t first, std::size_t last)
@@ -100,7 +125,7 @@ std::string at_scale_chapter(const sa::Example& example)
     const sa::Matrix reference = sa::attention(queries, keys, values, mask);  // chapter 7, the whole score matrix
 
     //> online-row
-    sa::OnlineSoftmax running;  // m = -inf, ℓ = 0
+    sa::OnlineSoftmax running;  // μ = -inf, ℓ = 0
     sa::Matrix after_each(n, 3);
     for (std::size_t j = 0; j < n; ++j) {
         running = sa::online_softmax_step(running, scaled(0, j));
@@ -140,7 +165,7 @@ std::string at_scale_chapter(const sa::Example& example)
     //> decode-loop
     sa::KvCache cache;
     sa::Matrix decoded(n, values.cols());
-    for (std::size_t t = 0; t < n; ++t) {  // token t arrives: one new row of K and V
+    for (std::size_t t = 0; t < n; ++t) {  // one more token arrives: one new row of K and V
         const sa::Matrix output = sa::decode_step(cache, row_of(queries, t), row_of(keys, t), row_of(values, t));
         for (std::size_t d = 0; d < values.cols(); ++d) {
             decoded(t, d) = output(0, d);
@@ -151,7 +176,7 @@ std::string at_scale_chapter(const sa::Example& example)
 
     const auto& tokens = example.tokens;
     const auto features = sa::feature_labels(values.cols());
-    std::vector<std::string> state_columns{"m", "ℓ"};
+    std::vector<std::string> state_columns{"μ", "ℓ"};
     for (const auto& feature : features) {
         state_columns.push_back("Õ " + feature);
     }
@@ -159,8 +184,8 @@ std::string at_scale_chapter(const sa::Example& example)
     sa::Report report(example);
     report.table("Scaled scores" + std::string(example.causal ? ", causally masked" : ""), scaled, tokens, tokens);
     report.table("Online softmax over the " + tokens[0] + " row: the state after each score", after_each, tokens,
-                 {"score s", "max m", "sum ℓ"});
-    report.table("Weights e^(s - m) / ℓ from the final state", online_weights, {"online"}, tokens);
+                 {"score s", "max μ", "sum ℓ"});
+    report.table("Weights e^(s - μ) / ℓ from the final state", online_weights, {"online"}, tokens);
     report.table("Weights from softmax_rows (chapter 5)", row_of(sa::softmax_rows(scaled), 0), {"chapter 5"}, tokens);
     report.text(fmt::format("Online == chapter 5, bit for bit: {}\n\n", yes(sa::identical(online_weights, row_of(sa::softmax_rows(scaled), 0)))));
     for (std::size_t block = 0; block < after_block.size(); ++block) {
@@ -183,6 +208,7 @@ std::string at_scale_chapter(const sa::Example& example)
     report.table("Causal attention over the whole sentence (chapter 7 with --causal)", causal, tokens, features);
     report.text(fmt::format("KV cache == causal attention to a relative 1e-12: {}\n\n", yes(sa::agree(decoded, causal, 1e-12))));
     report.text(operation_counts(n, keys.cols(), values.cols()));
+    report.text(traffic_counts());
     report.line_plot("memory.svg", memory_plot());
     report.line_plot("decoding.svg", decoding_plot());
     return report.str();
@@ -195,6 +221,9 @@ int main(int argc, char** argv)
     sa::ProgramInfo info{"ch13-at-scale", "compute attention one block of keys at a time, split it and decode with a KV cache",
                          sa::mouse_eats_cheese()};
     info.options = {{"--key-block", "B", "keys per block of the tiled loop", "2"},
-                    {"--parts", "P", "workers the keys are split between", "3"}};
+                    {"--parts", "P", "workers the keys are split between", "3",
+                     [](const sa::Example& example) {  // fewer tokens than workers: one worker per token
+                         return example.tokens.size() < 3 ? std::to_string(example.tokens.size()) : std::string();
+                     }}};
     return sa::run_program(info, argc, argv, at_scale_chapter);
 }

@@ -178,13 +178,33 @@
     const form = element('form', {class: 'playground-form', novalidate: 'novalidate'},
                          [grid, element('div', {class: 'playground-actions'}, [run, reset, status])]);
     const command = element('code', {class: 'playground-command'});
-    const output = element('pre', {class: 'playground-output', 'aria-live': 'polite'});
+    // The output scrolls sideways on a narrow screen, so it is focusable (a keyboard
+    // reader can scroll it) and named; the status line above announces each result.
+    const outputId = 'playground-output-' + panel.dataset.program;
+    const output = element('pre', {class: 'playground-output', id: outputId, tabindex: '0', role: 'region',
+                                   'aria-label': 'What the program printed'});
     const figures = element('div', {class: 'playground-figures'});
     panel.replaceChildren(form, element('p', {class: 'playground-command-line'},
                                         [document.createTextNode('The same on the command line: '), command]),
                           element('div', {class: 'highlight-text notranslate'},
                                   [element('div', {class: 'highlight'}, [output])]),
                           figures);
+
+    // A refusal names its option first ("ch07-attention: --wq: expected ..."): that field is marked
+    // invalid and described by the error text, so a screen reader reads both together.
+    function markRefusedField(error) {
+      const message = error.replace(/^[\w-]+: /, '');  // after the program's name
+      for (const {option, input} of fields) {
+        const refused = message.startsWith(option.name + ':') || message.startsWith(option.name + ' ');
+        if (refused) {
+          input.setAttribute('aria-invalid', 'true');
+          input.setAttribute('aria-describedby', outputId);
+        } else {
+          input.removeAttribute('aria-invalid');
+          input.removeAttribute('aria-describedby');
+        }
+      }
+    }
 
     // Only what differs from the program's defaults, as a reader would type it.
     function argumentsOf() {
@@ -217,6 +237,7 @@
         // The whole text at once: never half a table.
         output.textContent = result.status === 0 ? result.stdout : result.stderr;
         output.classList.toggle('playground-error', result.status !== 0);
+        markRefusedField(result.status === 0 ? '' : result.stderr);
         if (result.status === 0) {
           const images = Object.keys(result.figures).sort().map(function (name) {
             const svg = result.figures[name];
@@ -229,11 +250,14 @@
           });
           figures.replaceChildren.apply(figures, images);
           figures.classList.remove('playground-stale');
-          status.textContent = 'Exit status 0.';
+          const lines = result.stdout.split('\n').filter(Boolean).length;
+          status.textContent = 'Exit status 0: ' + lines + ' lines of output and ' + images.length +
+            (images.length === 1 ? ' figure' : ' figures') + ' below.';
         } else {
           figures.classList.add('playground-stale');
-          status.textContent = 'Exit status ' + result.status + ': the program refused these numbers' +
-            (figures.childElementCount ? '; the figures still show the last run that worked.' : '.');
+          status.textContent = 'Exit status ' + result.status + ': the program refused these numbers: ' +
+            result.stderr.trim() +
+            (figures.childElementCount ? ' The figures still show the last run that worked.' : '');
         }
         panel.dataset.args = JSON.stringify(args);
         panel.dataset.status = String(result.status);

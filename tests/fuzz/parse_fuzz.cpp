@@ -45,7 +45,16 @@ std::vector<sa::ProgramInfo> programs()
     wide.w_query = sa::Matrix{{1, 0}, {0, 1}, {1, 1}};
     wide.w_key = sa::Matrix{{0, 1}, {1, 0}, {1, 1}};
     wide.w_value = sa::Matrix{{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}};
-    return {plain, own, sa::ProgramInfo{"wide", "defaults of 3 features, d_k 2, d_v 4", wide}};
+    // The benchmark's kind (chapters/13-at-scale/benchmark.cpp): flags of its own, a list of
+    // sizes, none of the example's options, and a default fitted to the reader's numbers.
+    sa::ProgramInfo tool{"tool", "flags and a list of its own", sa::mouse_eats_cheese()};
+    tool.unused_options = {{"--tokens", "no example"}, {"--embeddings", "no example"}, {"--wq", "no example"}};
+    tool.options = {{"--smoke", "", "a short run", ""},
+                    {"--sizes", "N,N", "sizes", "preset"},
+                    {"--parts", "P", "workers", "3", [](const sa::Example& example) {
+                         return example.tokens.size() < 3 ? std::to_string(example.tokens.size()) : std::string();
+                     }}};
+    return {plain, own, sa::ProgramInfo{"wide", "defaults of 3 features, d_k 2, d_v 4", wide}, tool};
 }
 
 // What a returned example promises: the shapes fit, the names are one per row, and
@@ -109,6 +118,13 @@ void run_all(const std::vector<sa::ProgramInfo>& infos, const std::vector<std::s
                 (void)sa::matrix_option(example, "--wo");
                 (void)sa::choice_option(example, "--positions", {"none", "sinusoidal", "rope"});
             }
+            if (info.name == "tool") {
+                (void)sa::flag_option(example, "--smoke");
+                if (example.options.at("--sizes") != "preset") {
+                    (void)sa::whole_list_option(example, "--sizes", 1, 32768);
+                }
+                (void)sa::whole_option(example, "--parts", 1, static_cast<long>(example.tokens.size()));
+            }
         });
     }
 }
@@ -130,7 +146,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         args.pop_back();  // a file's last line break ends the last argument
     }
     run_all(infos, args);
-    for (const char* option : {"--embeddings", "--wq", "--tokens", "--precision", "--seed", "--heads"}) {
+    for (const char* option : {"--embeddings", "--wq", "--tokens", "--precision", "--seed", "--heads", "--sizes"}) {
         run_all(infos, {option, text});
     }
     expect_contract({text}, [&] { (void)sa::parse_matrix("--wq", text); });

@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""The accessibility check: every page of the built book through axe-core 4.
+
+The book is checked against WCAG 2.1 level AA (axe-core's tags wcag2a, wcag2aa,
+wcag21a and wcag21aa) plus axe's best practices. Each page is opened once in
+headless Chromium, served from 127.0.0.1 only, with its math typeset and its
+"Try it here" panel showing its first result; axe-core (installed by
+tools/setup.sh from the npm registry, pinned to AXE_VERSION, and injected from
+the local file, never from a network) then audits it in the light colour scheme
+and again in the dark one. The check fails (exit status 1, one line per problem)
+
+* on every critical or serious violation, naming the rule, the page, the colour
+  scheme and the elements;
+* on a moderate or minor finding that is not in ACCEPTED below with its reason;
+* when the keyboard walk through chapter 7's panel fails: Tab must reach every
+  field, the Run and reset buttons and the output; Enter in a field runs the
+  program; the result is announced through a live region; a refused field is
+  marked invalid and described by the error text.
+
+    /usr/bin/python3 tools/accessibility.py --book build/book --axe build/node_modules/axe-core/axe.min.js
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser_test import WAIT_FOR_MATH, WAIT_FOR_PLAYGROUND, Server, book_pages, start_browser  # noqa: E402
+
+AXE_VERSION = "4.10.2"
+STANDARD = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
+FAILING_IMPACTS = ("critical", "serious")
+KEYBOARD_PAGE = "chapters/07-attention/attention.html"
+
+# Findings below "serious" that stay, each with the reason it stays.
+# (rule, page): reason. A finding not listed here fails the check.
+ACCEPTED = {
+}
+
+RUN_AXE = """
+const done = arguments[arguments.length - 1];
+document.body.dataset.theme = arguments[0];
+axe.run(document, {runOnly: {type: 'tag', values: arguments[1]}, resultTypes: ['violations']})
+  .then(result => done(result.violations.map(v => ({
+      id: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 4), count: v.nodes.length}))))
+  .catch(error => done({error: String(error)}));
+"""
+
+# What has the keyboard focus, as a short description, and whether it is in the panel.
+FOCUSED = """
+const e = document.activeElement;
+const panel = document.querySelector('.playground[data-program]');
+return {inPanel: !!(panel && e && panel.contains(e)), tag: e ? e.tagName.toLowerCase() : '',
+        name: e ? (e.getAttribute('name') || e.className || e.id || '') : '', id: e ? e.id : ''};
+"""
+
+PANEL_PARTS = """
+const panel = document.querySelector('.playground[data-program]');
+const status = panel.querySelector('.playground-status');
+return {fields: Array.from(panel.querySelectorAll('input[name]')).filter(i => !i.disabled).map(i => i.name),
+        buttons: Array.from(panel.querySelectorAll('button')).map(b => b.className),
+        output: panel.querySelector('pre.playground-output').id,
+        live: status ? (status.getAttribute('role') === 'status' || status.getAttribute('aria-live') === 'polite') : false};
+"""
+
+
+def audit(driver, page, scheme):
+    """The problems axe-core finds on the open page in one colour scheme, as lines."""
+    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD)
+    if isinstance(found, dict):
+        return [f"{page} [{scheme}]: axe-core could not run: {found['error']}"]
+    problems = []
+    for violation in found:
+        if violation["impact"] not in FAILING_IMPACTS and (violation["id"], page) in ACCEPTED:
+            continue
+        where = "; ".join(violation["nodes"]) + (" ..." if violation["count"] > len(violation["nodes"]) else "")
+        problems.append(f"{page} [{scheme}]: {violation['id']} ({violation['impact']}): {violation['help']}, "
+                        f"{violation['count']} element(s): {where}")
+    return problems
+
+
+def keyboard_walk(driver):
+    """Tab through chapter 7's panel from its first field, then run and refuse from the keyboard."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    problems = []
+    parts = driver.execute_script(PANEL_PARTS)
+    first = driver.find_element(By.CSS_SELECTOR, ".playground[data-program] input[name]:not([disabled])")
+    driver.execute_script("arguments[0].focus()", first)
+    reached = []
+    for _ in range(len(parts["fields"]) + len(parts["buttons"]) + 8):
+        focused = driver.execute_script(FOCUSED)
+        if not focused["inPanel"]:
+            break
+        reached.append(focused)
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+    names = {f["name"] for f in reached}
+    ids = {f["id"] for f in reached}
+    for field in parts["fields"]:
+        if field not in names:
+            problems.append(f"{KEYBOARD_PAGE}: keyboard: Tab never reaches the field {field}")
+    for button in parts["buttons"]:
+        if button not in names:
+            problems.append(f"{KEYBOARD_PAGE}: keyboard: Tab never reaches the button {button}")
+    if parts["output"] not in ids:
+        problems.append(f"{KEYBOARD_PAGE}: keyboard: Tab never reaches the program's output")
+    if not parts["live"]:
+        problems.append(f"{KEYBOARD_PAGE}: keyboard: the panel's status line is not a live region")
+
+    # Enter in a field runs the program; a refusal marks that field and is announced.
+    runs = int(driver.execute_script("return document.querySelector('.playground').dataset.runs || '0'"))
+    tokens = driver.find_element(By.CSS_SELECTOR, ".playground input[name='--tokens']")
+    tokens.clear()
+    tokens.send_keys("A,,B", Keys.ENTER)
+    driver.execute_async_script("""
+const done = arguments[arguments.length - 1];
+const before = arguments[0];
+const panel = document.querySelector('.playground');
+const started = Date.now();
+(function wait() {
+  if ((Number(panel.dataset.runs || 0) > before && panel.dataset.state !== 'running') || Date.now() - started > 20000) done();
+  else setTimeout(wait, 25);
+})();""", runs)
+    state = driver.execute_script("""
+const panel = document.querySelector('.playground');
+const input = panel.querySelector("input[name='--tokens']");
+return {runs: Number(panel.dataset.runs || 0), status: panel.querySelector('.playground-status').textContent,
+        invalid: input.getAttribute('aria-invalid'), describedby: input.getAttribute('aria-describedby'),
+        output: panel.querySelector('pre.playground-output').id};""")
+    if state["runs"] <= runs:
+        problems.append(f"{KEYBOARD_PAGE}: keyboard: Enter in the Tokens field did not run the program")
+    if "--tokens" not in state["status"]:
+        problems.append(f"{KEYBOARD_PAGE}: keyboard: the refusal is not announced in the status line "
+                        f"(it says {state['status']!r})")
+    if state["invalid"] != "true" or state["describedby"] != state["output"]:
+        problems.append(f"{KEYBOARD_PAGE}: keyboard: the refused Tokens field is not marked invalid "
+                        f"and described by the error")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--book", required=True, help="the rendered book's folder")
+    parser.add_argument("--axe", required=True, help="axe-core's axe.min.js")
+    parser.add_argument("--page", action="append", help="check only this page (repeatable), e.g. docs/index.html")
+    arguments = parser.parse_args()
+    if not os.path.isfile(arguments.axe):
+        sys.exit(f"accessibility check: {arguments.axe} is missing; tools/setup.sh installs axe-core@{AXE_VERSION}")
+    with open(arguments.axe, encoding="utf-8") as file:
+        axe_source = file.read()
+    pages = arguments.page or book_pages(arguments.book)
+    problems = []
+    profile = tempfile.mkdtemp(prefix="book-a11y-")
+    driver = start_browser(profile)
+    try:
+        with Server(arguments.book) as server:
+            for page in pages:
+                started = time.monotonic()
+                driver.get(f"http://127.0.0.1:{server.port}/{page}")
+                driver.execute_async_script(WAIT_FOR_MATH)
+                driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+                driver.execute_script(axe_source)
+                for scheme in ("light", "dark"):
+                    problems += audit(driver, page, scheme)
+                if page == KEYBOARD_PAGE:
+                    driver.execute_script("document.body.dataset.theme = 'light'")
+                    problems += keyboard_walk(driver)
+                print(f"{page}: {time.monotonic() - started:.1f} s", flush=True)
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+    for problem in problems:
+        print(problem)
+    print(f"accessibility check: {len(pages)} pages, light and dark, against WCAG 2.1 AA (axe-core {AXE_VERSION}): "
+          f"{len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

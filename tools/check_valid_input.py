@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Run every chapter program over a grid of valid inputs; none may be refused.
+
+The grid: 1, 2, 3 and 5 tokens; embeddings 1 to 5 features wide; each value of a
+chapter's own choice options (--positions), --heads at every divisor of the width,
+--parts and --key-block from 1 to n, a --source with another number of tokens than the
+sentence, and --causal where the program offers it. Every run must exit with status 0
+and print its output on stdout; stderr is empty, or one note line that says which
+defaults were fitted to the reader's numbers. A few runs must say which default they
+fitted: a default that does not fit is never an error.
+
+Usage: check_valid_input.py --bin DIR   (DIR holds the chapter programs)
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import time
+
+TOKENS = (1, 2, 3, 5)
+WIDTHS = (1, 2, 3, 4, 5)
+# The chapter 3 experiment takes seconds whatever the input, and chapter 11 about one:
+# they run the corners of the grid only (the fewest and the most tokens and features).
+CORNERS_ONLY = {"ch03-scaling": [(1, 1), (5, 5)], "ch11-gradients": [(1, 1), (2, 3), (5, 5)]}
+# A program that trains for about a minute by default: its default run is made once at build
+# time and checked there (its .output test), so the grid runs its short trainings only.
+TRAINS = {"ch14-next-character"}
+
+
+def matrix(rows, cols, salt=0):
+    """A small matrix of rows×cols with mixed signs, as the command line writes it."""
+    return ";".join(",".join(str(((3 * r + 5 * c + salt) % 7 - 3) / 2) for c in range(cols)) for r in range(rows))
+
+
+def options_of(usage):
+    """The program's own options (name, placeholder) and whether it offers --causal."""
+    own, mine = [], False
+    for line in usage.splitlines():
+        if line.startswith("Options of "):
+            mine = True
+        elif mine and line.strip().startswith("--"):
+            parts = line.split()
+            own.append((parts[0], parts[1] if len(parts) > 1 and parts[1].isupper() else ""))
+    return own, "  --causal " in usage, "  --embeddings " in usage
+
+
+def runs_for(name, usage):
+    """Every command line of the grid for one program, as lists of arguments."""
+    own, causal, embeddings = options_of(usage)
+    names = {option for option, _ in own}
+    if not embeddings:  # a program without the reader's embeddings (chapter 12): its own options only
+        runs = [] if name in TRAINS else [[]]
+        if "--steps" in names:
+            runs += [["--steps", "0"], ["--steps", "1"]]
+        return runs
+    shapes = CORNERS_ONLY.get(name, [(n, d) for n in TOKENS for d in WIDTHS])
+    runs = []
+    for n, d in shapes:
+        base = ["--embeddings", matrix(n, d)]
+        if "--positions" not in names:  # else its default is one of the choices below
+            runs.append(base)
+        if causal and (n, d) in [(1, 1), (2, 3), (5, 5)]:
+            runs.append(base + ["--causal"])
+        if "--positions" in names:
+            runs += [base + ["--positions", kind] for kind in ("none", "sinusoidal", "rope")]
+        if "--heads" in names:
+            runs += [base + ["--heads", str(h)] for h in range(1, d + 1) if d % h == 0]
+        if "--source" in names:
+            runs += [base + ["--source", matrix(m, d, salt=1)] for m in (1, n + 1)]
+            if causal:
+                runs.append(base + ["--source", matrix(n + 2, d, salt=2), "--causal"])
+        if "--parts" in names:
+            runs += [base + ["--parts", str(p)] for p in range(1, n + 1)]
+        if "--key-block" in names:
+            runs += [base + ["--key-block", str(b)] for b in sorted({1, n, n + 1})]
+        if "--upstream" in names:
+            runs.append(base + ["--upstream", matrix(n, d, salt=3)])
+    return runs
+
+
+# (program, arguments, what the note line must say): defaults that do not fit are fitted.
+NOTES = [
+    ("ch13-at-scale", ["--embeddings", "1,0;0,1"], "note: using --parts 2, as its default does not fit"),
+    ("ch09-multi-head", ["--embeddings", "1,0,0,1;0,1,1,0;1,1,0,0"], "--source 1,0,0,0;0,1,0,0"),
+    ("ch09-multi-head", ["--embeddings", "1,0,0;0,1,0", "--heads", "3"], "--wo 1;1;1"),
+    ("ch09-multi-head", ["--embeddings", "1,0,0;0,1,0;0,0,1"], "--heads 1"),
+    ("ch11-gradients", ["--embeddings", "1,0;0,1"], "note: using --upstream 0,1;0,0, as its default does not fit"),
+]
+
+
+# (program, arguments, what stdout must say): a section that cannot run on the reader's
+# numbers says why in one line, in its place, and the rest runs.
+SAYS_WHY = [
+    ("ch10-word-order", ["--embeddings", "1,0,2;0,1,1;1,1,0", "--positions", "rope"],
+     "Rotary positions turn pairs of features, so they need an even d_k; yours is 3."),
+    ("ch10-word-order", ["--embeddings", "1,0,2;0,1,1;1,1,0"],
+     "Sinusoidal encodings come in (sin, cos) pairs, so they need an even d_model; yours is 3."),
+    ("ch10-word-order", ["--embeddings", "1,2"], "One token has no other order: this comparison needs at least 2"),
+    ("ch10-word-order", ["--embeddings", "1,2"], "q, the query of t1"),  # the rest still runs
+]
+
+
+def check(program, arguments, note=None, says=None):
+    """Problems with one run; an empty list if none."""
+    try:
+        run = subprocess.run([program, *arguments], capture_output=True, timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        return ["no answer within 60 s"]
+    stderr = run.stderr.decode("utf-8", "replace")
+    problems = []
+    if run.returncode != 0:
+        problems.append(f"exit status {run.returncode}: {stderr.strip()!r}")
+    elif not run.stdout and "--smoke" not in arguments:
+        problems.append("nothing on stdout")
+    elif stderr and (stderr.count("\n") != 1 or ": note: " not in stderr):
+        problems.append(f"stderr is not one note line: {stderr!r}")
+    if note is not None and note not in stderr:
+        problems.append(f"the note does not say {note!r}: {stderr.strip()!r}")
+    if says is not None and says not in run.stdout.decode("utf-8", "replace"):
+        problems.append(f"the output does not say {says!r}")
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bin", required=True, help="the folder that holds the chapter programs")
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
+    args = parser.parse_args()
+    programs = sorted(entry for entry in os.listdir(args.bin)
+                      if entry[:2] == "ch" and entry[2:4].isdigit() and entry[4] == "-" and entry != "ch13-benchmark")
+    if len(programs) < 13:
+        print(f"FAIL: {len(programs)} chapter programs in {args.bin}, expected 13")
+        return 1
+    jobs = []
+    for name in programs:
+        program = os.path.join(args.bin, name)
+        usage = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
+        jobs += [(program, arguments) for arguments in runs_for(name, usage)]
+    jobs += [(os.path.join(args.bin, name), arguments, note) for name, arguments, note in NOTES]
+    jobs += [(os.path.join(args.bin, name), arguments, None, says) for name, arguments, says in SAYS_WHY]
+    benchmark = os.path.join(args.bin, "ch13-benchmark")
+    if os.path.exists(benchmark):  # the benchmark at the grid's numbers of tokens
+        jobs.append((benchmark, ["--smoke", "--sizes", ",".join(map(str, TOKENS))]))
+    failures = 0
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for (program, arguments, *_), problems in zip(jobs, pool.map(lambda job: check(*job), jobs)):
+            if problems:
+                failures += 1
+                print(f"FAIL {os.path.basename(program)} {' '.join(arguments)}: " + "; ".join(problems))
+    print(f"{len(jobs) - failures} of {len(jobs)} valid inputs ran ({len(programs)} programs, "
+          f"{time.monotonic() - started:.0f} s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

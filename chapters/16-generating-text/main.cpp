@@ -275,7 +275,7 @@ std::string generating_text_chapter(const sa::Example& example)
     const sa::LanguageModel& model = saved.model;
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     const std::size_t v = saved.vocabulary.size();
-    sa::SamplingRule rule{example.options.at("--greedy") == "yes", 1.0, v};
+    sa::SamplingRule rule{sa::flag_option(example, "--greedy"), 1.0, v};
     if (!rule.greedy) {
         rule.temperature = temperature_option(example);
         rule.top_k = top_k_option(example, v);
@@ -309,7 +309,7 @@ int main(int argc, char** argv)
                     {"--length", "N", fmt::format("characters to generate, 0 to {}", max_length), "120"},
                     {"--temperature", "T", "divide the logits by T before the softmax, above 0 and at most 100", "0.8"},
                     {"--top-k", "K", "draw only among the K largest logits, 1 to V, or all", "all"},
-                    {"--greedy", "", "take the largest logit at every step (the limit T -> 0)", "no"},
+                    {"--greedy", "", "take the largest logit at every step (the limit T -> 0)", "off"},
                     {"--load", "FILE", "the saved model (safetensors, F64)", BOOK_CH14_MODEL},
                     {"--speed", "FILE", "write the measured characters per second, with and without the cache, to FILE",
                      ""}};

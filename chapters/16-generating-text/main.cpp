@@ -1,0 +1,320 @@
+// Chapter 16, Generating text: chapter 14's saved model continues a prompt one character at a time;
+// greedy choice, temperature, top-k and a seeded inverse-CDF draw; the KV cache of every layer and
+// head against recomputation; and what happens when the text runs past the trained context.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+
+#include "char_text.hpp"
+#include "cli.hpp"
+#include "generation.hpp"
+#include "language_model.hpp"
+#include "report.hpp"
+#include "safetensors.hpp"
+#include "sampling.hpp"
+
+namespace {
+
+constexpr std::size_t max_length = 400;   // the longest --length: the check recomputes every prefix
+constexpr std::size_t table_rows = 8;     // the most likely characters shown for one step
+constexpr std::size_t table_top_k = 5;    // the top-k of the table's fourth rule
+constexpr double table_temperature = 0.5; // the temperature of its third rule
+constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, for the last section
+
+std::string read_file(const std::string& path, const std::string& option)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw sa::UsageError(fmt::format("{}: cannot read the file {}", option, path));
+    }
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+sa::SavedModel load_model(const std::string& path)
+{
+    try {
+        return sa::load_safetensors(read_file(path, "--load"));
+    } catch (const sa::UsageError&) {
+        throw;
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
+    }
+}
+
+double temperature_option(const sa::Example& example)
+{
+    const std::string& text = example.options.at("--temperature");
+    char* end = nullptr;
+    const double t = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(t) || t <= 0.0 || t > 100.0) {
+        throw sa::UsageError(fmt::format("--temperature: expected a number above 0 and at most 100, got '{}'; "
+                                         "T -> 0 is the greedy choice, ask for it with --greedy", text));
+    }
+    return t;
+}
+
+std::size_t top_k_option(const sa::Example& example, std::size_t v)
+{
+    const std::string& text = example.options.at("--top-k");
+    if (text == "all") {
+        return v;
+    }
+    char* end = nullptr;
+    const long k = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || end != text.c_str() + text.size() || k < 1 || static_cast<std::size_t>(k) > v) {
+        throw sa::UsageError(fmt::format("--top-k: expected a whole number from 1 to V = {} (the vocabulary) or "
+                                         "all, got '{}'", v, text));
+    }
+    return static_cast<std::size_t>(k);
+}
+
+std::vector<std::size_t> prompt_tokens(const sa::Vocabulary& vocabulary, const std::string& prompt)
+{
+    std::string outside;
+    for (const char c : prompt) {
+        const std::string label = "'" + sa::character_label(c) + "'";
+        if (vocabulary.token_of_byte[static_cast<unsigned char>(c)] < 0 && outside.find(label) == std::string::npos) {
+            outside += (outside.empty() ? "" : ", ") + label;
+        }
+    }
+    if (prompt.empty() || !outside.empty()) {
+        throw sa::UsageError(fmt::format("--prompt: {} not in the model's vocabulary of {} characters; use only "
+                                         "characters of its training text", prompt.empty() ? "an empty prompt is"
+                                         : "the characters " + outside + " are", vocabulary.characters.size()));
+    }
+    return sa::encode(vocabulary, prompt);
+}
+
+std::string shown(const std::string& text)
+{
+    std::string out = text;
+    std::replace(out.begin(), out.end(), '\n', '/');  // a new verse
+    return out;
+}
+
+// A long text in lines of at most 72 characters, each indented by two spaces.
+std::string wrapped(const std::string& text)
+{
+    std::string out;
+    for (std::size_t start = 0; start < text.size(); start += 72) {
+        out += "  " + text.substr(start, 72) + "\n";
+    }
+    return out;
+}
+
+std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                           const std::vector<std::size_t>& prompt, double u, int digits)
+{
+    sa::GenerationCache cache = sa::empty_cache(model);
+    std::vector<double> z;
+    for (const std::size_t token : prompt) {
+        z = sa::decode_next(model, cache, token).logits;
+    }
+    const std::size_t v = z.size();
+    const std::vector<double> plain = sa::rule_probabilities(z, 1.0, v);
+    const std::vector<double> cooled = sa::rule_probabilities(z, table_temperature, v);
+    const std::vector<double> cut = sa::rule_probabilities(z, 1.0, table_top_k);
+    std::vector<std::size_t> order(v);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
+    std::vector<bool> listed(v, false);
+    for (std::size_t r = 0; r < std::min(table_rows, v); ++r) {
+        listed[order[r]] = true;
+    }
+    std::string text = fmt::format("One step: the character after the prompt. The {} most likely, in the "
+                                   "vocabulary's order;\nc sums p (T = 1) over every character up to this one.\n"
+                                   "  char   logit   p (T = 1)       c   p (T = {})   p (top-{})\n",
+                                   table_rows, table_temperature, table_top_k);
+    double cumulative = 0.0;
+    for (std::size_t j = 0; j < v; ++j) {
+        cumulative += plain[j];
+        if (listed[j]) {
+            text += fmt::format("  {:<4} {:>7.{}f} {:>11.{}f} {:>7.{}f} {:>12.{}f} {:>12.{}f}\n",
+                                sa::character_label(vocabulary.characters[j]), z[j], digits, plain[j], digits,
+                                cumulative, digits, cooled[j], digits, cut[j], digits);
+        }
+    }
+    const auto label = [&](std::size_t token) { return "'" + sa::character_label(vocabulary.characters[token]) + "'"; };
+    text += fmt::format("The seed's first uniform number: u = {:.{}f}.\n"
+                        "  greedy (the largest logit):                 {}\n"
+                        "  T = 1, the first c above u:                 {}\n"
+                        "  T = {}, the same u on its own sums:        {}\n"
+                        "  top-{}, T = 1, the same u on its own sums:   {}\n\n",
+                        u, digits, label(sa::greedy_choice(z)), label(sa::inverse_cdf_draw(plain, u)),
+                        table_temperature, label(sa::inverse_cdf_draw(cooled, u)), table_top_k,
+                        label(sa::inverse_cdf_draw(cut, u)));
+    return text;
+}
+
+std::string rule_text(const sa::SamplingRule& rule, std::size_t v, std::int64_t seed)
+{
+    if (rule.greedy) {
+        return "greedy";
+    }
+    return fmt::format("T = {}, top-{}{}, seed {}", rule.temperature, rule.top_k,
+                       rule.top_k == v ? " (every character)" : "", seed);
+}
+
+std::string cache_check(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                        const std::vector<std::size_t>& prompt, std::size_t length, const sa::SamplingRule& rule,
+                        std::int64_t seed)
+{
+    const auto seed_bits = static_cast<std::uint64_t>(seed);
+    //> with-and-without
+    const std::vector<std::size_t> with = sa::generate(model, prompt, length, rule, seed_bits, true);
+    const std::vector<std::size_t> without = sa::generate(model, prompt, length, rule, seed_bits, false);
+    if (with != without) {
+        throw std::logic_error("the cached and the recomputed generations differ");
+    }
+    //< with-and-without
+    // Rows of Q, K and V each layer computes: one per position with the cache; the whole text at every draw without.
+    const std::size_t n = prompt.size();
+    const std::size_t cached_rows = length == 0 ? 0 : n + length - 1;
+    std::size_t full_rows = 0;
+    for (std::size_t i = 0; i < length; ++i) {
+        full_rows += n + i;
+    }
+    return fmt::format("The prompt continued ({}):\n{}\n"
+                       "With the KV cache and without it: {} characters, identical (checked).\n"
+                       "Rows of Q, K and V each layer computed: {} with the cache, {} recomputing the text at "
+                       "every step.\n\n",
+                       rule_text(rule, vocabulary.characters.size(), seed),
+                       wrapped(shown(sa::decode(vocabulary, prompt)) + "[" + shown(sa::decode(vocabulary, with)) + "]"),
+                       length, cached_rows, full_rows);
+}
+
+// The mean cross-entropy of rows [first, last) of each window of `span` rows.
+double bucket_loss(const sa::Matrix& z, const std::vector<std::size_t>& targets, std::size_t span,
+                   std::size_t first, std::size_t last)
+{
+    double total = 0.0;
+    std::size_t count = 0;
+    for (std::size_t r = 0; r < z.rows(); ++r) {
+        if (r % span < first || r % span >= last) {
+            continue;
+        }
+        double largest = z(r, 0);
+        for (std::size_t j = 1; j < z.cols(); ++j) {
+            largest = std::fmax(largest, z(r, j));
+        }
+        double sum = 0.0;
+        for (std::size_t j = 0; j < z.cols(); ++j) {
+            sum += std::exp(z(r, j) - largest);
+        }
+        total += largest + std::log(sum) - z(r, targets[r]);
+        ++count;
+    }
+    return total / static_cast<double>(count);
+}
+
+// The measured speed is a fact about the machine, not the model: it goes to a file of its own, at the
+// lengths the chapter uses, never to the checked output.
+void write_speed(const std::string& path, const sa::LanguageModel& model, const std::vector<std::size_t>& prompt,
+                 const sa::SamplingRule& rule, std::int64_t seed)
+{
+    std::string text = "Measured on the machine that built this copy: characters generated per second.\n"
+                       "  length   with the cache   recomputing   ratio\n";
+    for (const std::size_t length : {std::size_t{30}, std::size_t{120}, max_length}) {
+        std::array<double, 2> seconds{};
+        for (const bool cached : {true, false}) {
+            const auto start = std::chrono::steady_clock::now();
+            if (sa::generate(model, prompt, length, rule, static_cast<std::uint64_t>(seed), cached).size() != length) {
+                throw std::logic_error("generate returned the wrong length");
+            }
+            seconds[cached ? 0 : 1] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+        const double n = static_cast<double>(length);
+        text += fmt::format("  {:>6}   {:>14.0f}   {:>11.0f}   {:>5.1f}\n", length, n / seconds[0], n / seconds[1],
+                            seconds[1] / seconds[0]);
+    }
+    std::ofstream out(path);
+    out << text;
+    if (!out) {
+        throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
+    }
+}
+
+//> past-context
+std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
+{
+    const std::size_t c = model.shape.context;
+    const std::string text = read_file(BOOK_KJV_HELD_OUT, "the King James held-out text");
+    for (const char ch : text) {
+        if (vocabulary.token_of_byte[static_cast<unsigned char>(ch)] < 0) {
+            return "Past the context: skipped, the held-out King James text has characters outside this model's "
+                   "vocabulary.\n";
+        }
+    }
+    const sa::Batch batch = sa::even_batch(sa::encode(vocabulary, text), long_windows, 4 * c);
+    // The same tokens read two ways: one window of 4c positions (rotary angles up to 4c - 1, offsets the
+    // model never saw), and four windows of c, each starting again at position 0 (as in training).
+    const sa::Matrix one = sa::forward(model, batch.inputs, 4 * c).logits;
+    const sa::Matrix four = sa::forward(model, batch.inputs, c).logits;
+    std::string out = fmt::format("Past the context: {} held-out windows of {} characters, the model trained on {}.\n"
+                                  "Mean cross-entropy, nats per character, by position in the window:\n"
+                                  "  positions      one window of {}   restarting every {}\n", long_windows, 4 * c,
+                                  c, 4 * c, c);
+    for (const auto& [first, last] : {std::pair{std::size_t{0}, c}, std::pair{c, 2 * c}, std::pair{2 * c, 4 * c}}) {
+        out += fmt::format("  {:>3} to {:<3}  {:>17.{}f}   {:>18.{}f}\n", first, last - 1,
+                           bucket_loss(one, batch.targets, 4 * c, first, last), digits,
+                           bucket_loss(four, batch.targets, 4 * c, first, last), digits);
+    }
+    return out;
+}
+//< past-context
+
+std::string generating_text_chapter(const sa::Example& example)
+{
+    const sa::SavedModel saved = load_model(example.options.at("--load"));
+    const sa::LanguageModel& model = saved.model;
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    const std::size_t v = saved.vocabulary.size();
+    sa::SamplingRule rule{sa::flag_option(example, "--greedy"), 1.0, v};
+    if (!rule.greedy) {
+        rule.temperature = temperature_option(example);
+        rule.top_k = top_k_option(example, v);
+    }
+    const auto length = static_cast<std::size_t>(sa::whole_option(example, "--length", 0, max_length));
+    const std::vector<std::size_t> prompt = prompt_tokens(vocabulary, example.options.at("--prompt"));
+    const int digits = example.precision;
+    sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
+    std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, V = {}.\nPrompt: {}\n\n",
+                                  model.shape.layers, model.shape.width, model.shape.heads, model.shape.context, v,
+                                  shown(example.options.at("--prompt")));
+    out += one_step_table(model, vocabulary, prompt, generator.uniform(), digits);
+    out += cache_check(model, vocabulary, prompt, length, rule, example.seed);
+    out += past_context(model, vocabulary, digits);
+    if (!example.options.at("--speed").empty()) {
+        write_speed(example.options.at("--speed"), model, prompt, rule, example.seed);
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch16-generating-text",
+                         "continue a prompt with chapter 14's trained model, with a KV cache in every layer",
+                         sa::mouse_eats_cheese()};
+    info.uses_seed = true;
+    info.options = {{"--prompt", "TEXT", "the text to continue, characters of the model's vocabulary",
+                     "And God said, Let there be"},
+                    {"--length", "N", fmt::format("characters to generate, 0 to {}", max_length), "120"},
+                    {"--temperature", "T", "divide the logits by T before the softmax, above 0 and at most 100", "0.8"},
+                    {"--top-k", "K", "draw only among the K largest logits, 1 to V, or all", "all"},
+                    {"--greedy", "", "take the largest logit at every step (the limit T -> 0)", "off"},
+                    {"--load", "FILE", "the saved model (safetensors, F64)", BOOK_CH14_MODEL},
+                    {"--speed", "FILE", "write the measured characters per second, with and without the cache, to FILE",
+                     ""}};
+    const std::string own = "the model reads the characters of a prompt, not the book's example";
+    info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
+                           {"--causal", "the model is always causal"}};
+    return sa::run_program(info, argc, argv, generating_text_chapter);
+}

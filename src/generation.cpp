@@ -1,0 +1,162 @@
+#include "generation.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "dense.hpp"
+#include "embedding.hpp"
+#include "exercise.hpp"
+#include "random.hpp"
+#include "sampling.hpp"
+
+namespace sa {
+
+namespace {
+
+// Turns each head's pairs (2i, 2i+1) of one row by the angle p θ_i, θ_i = 10000^(−2i/(d/h)), with
+// the expressions layer_forward() uses, so the turned row is the one it makes, bit for bit.
+// (Unused while decode_next() is an exercise's stub.)
+[[maybe_unused]] void rotate_row(Matrix& row, std::size_t heads, std::size_t position)
+{
+    const std::size_t head_dim = row.cols() / heads;
+    const double d = static_cast<double>(head_dim);
+    for (std::size_t h = 0; h < heads; ++h) {
+        for (std::size_t i = 0; i < head_dim / 2; ++i) {
+            const double theta = std::pow(10000.0, -2.0 * static_cast<double>(i) / d);
+            const double c = std::cos(static_cast<double>(position) * theta);
+            const double s = std::sin(static_cast<double>(position) * theta);
+            double* pair = row.data() + h * head_dim + 2 * i;
+            const double x = pair[0];
+            const double y = pair[1];
+            pair[0] = x * c - y * s;
+            pair[1] = x * s + y * c;
+        }
+    }
+}
+
+// One head's query against every cached key: scores / √(d/h), the softmax in two passes (largest
+// first), then the weighted values, each sum over the positions in their order.
+[[maybe_unused]] void attend(const KvCache& cache, const double* q, double* out, double* weights)
+{
+    const std::size_t t = cache.length();
+    const std::size_t dk = cache.key_dim;
+    const double root = std::sqrt(static_cast<double>(dk));
+    double largest = -std::numeric_limits<double>::infinity();
+    for (std::size_t j = 0; j < t; ++j) {
+        const double* k = cache.keys.data() + j * dk;
+        double score = 0.0;
+        for (std::size_t c = 0; c < dk; ++c) {
+            score += q[c] * k[c];
+        }
+        weights[j] = score / root;
+        largest = std::fmax(largest, weights[j]);
+    }
+    double total = 0.0;
+    for (std::size_t j = 0; j < t; ++j) {
+        weights[j] = std::exp(weights[j] - largest);
+        total += weights[j];
+    }
+    for (std::size_t j = 0; j < t; ++j) {
+        weights[j] /= total;
+        const double* v = cache.values.data() + j * dk;
+        for (std::size_t c = 0; c < dk; ++c) {
+            out[c] += weights[j] * v[c];
+        }
+    }
+}
+
+}  // namespace
+
+GenerationCache empty_cache(const LanguageModel& model)
+{
+    const std::size_t head_dim = model.shape.width / model.shape.heads;
+    KvCache head;
+    head.key_dim = head_dim;
+    head.value_dim = head_dim;
+    return {std::vector<std::vector<KvCache>>(model.layers.size(), std::vector<KvCache>(model.shape.heads, head)), 0};
+}
+
+//> decode-next
+DecodedStep decode_next(const LanguageModel& model, GenerationCache& cache, std::size_t token)
+{
+    // BEGIN SOLUTION decode_next: chapter 16, Generating text
+    const std::size_t heads = model.shape.heads;
+    if (token >= model.shape.vocabulary || cache.layers.size() != model.layers.size()) {
+        throw std::invalid_argument(fmt::format("decode_next: token {} of a vocabulary of {}, a cache of {} layers "
+                                                "for a model of {}", token, model.shape.vocabulary,
+                                                cache.layers.size(), model.layers.size()));
+    }
+    const std::size_t position = cache.length;
+    const std::size_t head_dim = model.shape.width / heads;
+    DecodedStep step;
+    Matrix x = embed(model.embedding, {token});  // 1×d, the stream at the new position
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+        const AttentionLayer& layer = model.layers[l];
+        Matrix q = multiply(x, layer.w_query);  // one row of Q, K and V per layer
+        Matrix k = multiply(x, layer.w_key);
+        const Matrix v = multiply(x, layer.w_value);
+        rotate_row(q, heads, position);
+        rotate_row(k, heads, position);
+        Matrix joined(1, x.cols());
+        Matrix weights(heads, position + 1);
+        for (std::size_t h = 0; h < heads; ++h) {
+            KvCache& head = cache.layers[l][h];
+            const std::size_t first = h * head_dim;
+            head.keys.insert(head.keys.end(), k.data() + first, k.data() + first + head_dim);
+            head.values.insert(head.values.end(), v.data() + first, v.data() + first + head_dim);
+            attend(head, q.data() + first, joined.data() + first, weights.data() + h * (position + 1));
+        }
+        Matrix y = multiply(joined, layer.w_out);
+        add_in_place(y, x);  // the residual stream
+        x = y;
+        step.weights.push_back(weights);
+    }
+    const Matrix z = multiply(x, model.unembedding);
+    step.logits.assign(z.data(), z.data() + z.cols());
+    ++cache.length;
+    return step;
+    // END SOLUTION
+}
+//< decode-next
+
+std::vector<double> recomputed_logits(const LanguageModel& model, const std::vector<std::size_t>& tokens)
+{
+    const ForwardTrace trace = forward(model, tokens, tokens.size());
+    const Matrix& z = trace.logits;
+    return {z.data() + (z.rows() - 1) * z.cols(), z.data() + z.rows() * z.cols()};
+}
+
+//> generate
+std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<std::size_t>& prompt,
+                                  std::size_t length, const SamplingRule& rule, std::uint64_t seed, bool cached)
+{
+    if (prompt.empty()) {
+        throw std::invalid_argument("generate: an empty prompt; expected at least one character");
+    }
+    SplitMix64 generator(seed);
+    GenerationCache cache = empty_cache(model);
+    std::vector<double> logits;
+    for (std::size_t i = 0; cached && i < prompt.size(); ++i) {
+        logits = decode_next(model, cache, prompt[i]).logits;
+    }
+    std::vector<std::size_t> text = prompt;
+    for (std::size_t n = 0; n < length; ++n) {
+        if (!cached) {
+            logits = recomputed_logits(model, text);  // the whole text again, every step
+        }
+        const std::size_t top_k = rule.top_k == 0 ? logits.size() : rule.top_k;
+        const std::size_t next = rule.greedy ? greedy_choice(logits)
+                                             : sample_character(logits, rule.temperature, top_k, generator.uniform());
+        text.push_back(next);
+        if (cached && n + 1 < length) {
+            logits = decode_next(model, cache, next).logits;  // one row per layer
+        }
+    }
+    return {text.begin() + static_cast<std::ptrdiff_t>(prompt.size()), text.end()};
+}
+//< generate
+
+}  // namespace sa

@@ -1,0 +1,311 @@
+// Chapter 16, Generating text: the sampling rules on hand-made numbers, and the decoding step with
+// its KV cache against recomputation, bit for bit, for several layer and head counts.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "char_text.hpp"
+#include "generation.hpp"
+#include "language_model.hpp"
+#include "random.hpp"
+#include "safetensors.hpp"
+#include "sampling.hpp"
+
+namespace {
+
+std::vector<double> random_logits(std::size_t v, sa::SplitMix64& generator)
+{
+    std::vector<double> z(v);
+    for (double& entry : z) {
+        entry = 4.0 * generator.unit_variance();
+    }
+    return z;
+}
+
+std::vector<std::size_t> random_tokens(std::size_t n, std::size_t v, sa::SplitMix64& generator)
+{
+    std::vector<std::size_t> tokens(n);
+    for (std::size_t& token : tokens) {
+        token = generator.next() % v;
+    }
+    return tokens;
+}
+
+std::string read_all(const char* path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// softmax(z / T), the largest logit subtracted first, written out again.
+std::vector<double> softmax_at(const std::vector<double>& z, double temperature)
+{
+    double largest = z[0];
+    for (const double entry : z) {
+        largest = std::fmax(largest, entry);
+    }
+    std::vector<double> p(z.size());
+    double total = 0.0;
+    for (std::size_t j = 0; j < z.size(); ++j) {
+        p[j] = std::exp((z[j] - largest) / temperature);
+        total += p[j];
+    }
+    for (double& entry : p) {
+        entry /= total;
+    }
+    return p;
+}
+
+// The mean of -ln softmax(z)_target over rows [first, last) of one window's logits.
+double window_loss(const sa::Matrix& z, const std::vector<std::size_t>& targets, std::size_t first,
+                   std::size_t last, std::size_t& count)
+{
+    double total = 0.0;
+    for (std::size_t r = first; r < last; ++r) {
+        std::vector<double> row(z.data() + r * z.cols(), z.data() + (r + 1) * z.cols());
+        total -= std::log(softmax_at(row, 1.0)[targets[r]]);
+        ++count;
+    }
+    return total;
+}
+
+}  // namespace
+
+TEST_CASE("The inverse-CDF draw on hand-made probabilities", "[ch16]")
+{
+    // p = 0.1, 0.2, 0.3, 0.4: the cumulative sums 0.1, 0.3, 0.6, 1 cut [0, 1) into four intervals.
+    const std::vector<double> p{0.1, 0.2, 0.3, 0.4};
+    INFO("u in [0, 0.1) draws 0, [0.1, 0.3) draws 1, [0.3, 0.6) draws 2, [0.6, 1) draws 3");
+    CHECK(sa::inverse_cdf_draw(p, 0.0) == 0);
+    CHECK(sa::inverse_cdf_draw(p, 0.05) == 0);
+    CHECK(sa::inverse_cdf_draw(p, 0.1) == 1);  // c_0 = 0.1 is not above u = 0.1
+    CHECK(sa::inverse_cdf_draw(p, 0.25) == 1);
+    CHECK(sa::inverse_cdf_draw(p, 0.45) == 2);
+    CHECK(sa::inverse_cdf_draw(p, 0.7) == 3);
+    CHECK(sa::inverse_cdf_draw(p, 0.999) == 3);
+    INFO("a character of probability 0 is never drawn, even at u = 0");
+    CHECK(sa::inverse_cdf_draw({0.0, 0.5, 0.0, 0.5}, 0.0) == 1);
+    CHECK(sa::inverse_cdf_draw({0.0, 0.5, 0.0, 0.5}, 0.5) == 3);
+    INFO("if rounding leaves the last sum at or below u, the last possible character is drawn");
+    CHECK(sa::inverse_cdf_draw({0.25, 0.25, 0.0}, 0.75) == 1);
+    CHECK_THROWS_AS(sa::inverse_cdf_draw(p, 1.0), std::invalid_argument);
+    CHECK_THROWS_AS(sa::inverse_cdf_draw(p, -0.1), std::invalid_argument);
+    CHECK_THROWS_AS(sa::inverse_cdf_draw(p, std::nan("")), std::invalid_argument);
+    CHECK_THROWS_AS(sa::inverse_cdf_draw({0.0, 0.0}, 0.5), std::invalid_argument);
+}
+
+TEST_CASE("Temperature and top-k on hand-made logits", "[ch16]")
+{
+    const std::vector<double> z{std::log(1.0), std::log(2.0), std::log(3.0), std::log(4.0)};
+    INFO("T = 1: p_j = e^{z_j} / sum = j / 10");
+    const std::vector<double> p1 = sa::rule_probabilities(z, 1.0, 4);
+    for (std::size_t j = 0; j < 4; ++j) {
+        CHECK_THAT(p1[j], Catch::Matchers::WithinAbs(static_cast<double>(j + 1) / 10.0, 1e-15));
+    }
+    INFO("T = 2: p_j is proportional to e^{z_j / 2} = sqrt(j)");
+    const double roots = 1.0 + std::sqrt(2.0) + std::sqrt(3.0) + 2.0;
+    const std::vector<double> p2 = sa::rule_probabilities(z, 2.0, 4);
+    for (std::size_t j = 0; j < 4; ++j) {
+        CHECK_THAT(p2[j], Catch::Matchers::WithinAbs(std::sqrt(static_cast<double>(j + 1)) / roots, 1e-15));
+    }
+    INFO("top-k = 2 keeps the logits of 3 and 4: p = 0, 0, 3/7, 4/7");
+    const std::vector<double> p3 = sa::rule_probabilities(z, 1.0, 2);
+    CHECK(p3[0] == 0.0);
+    CHECK(p3[1] == 0.0);
+    CHECK_THAT(p3[2], Catch::Matchers::WithinAbs(3.0 / 7.0, 1e-15));
+    CHECK_THAT(p3[3], Catch::Matchers::WithinAbs(4.0 / 7.0, 1e-15));
+    INFO("equal logits: the lower index is kept first, and greedy takes the first largest");
+    CHECK(sa::rule_probabilities({1.0, 2.0, 2.0}, 1.0, 1) == std::vector<double>{0.0, 1.0, 0.0});
+    CHECK(sa::greedy_choice({1.0, 2.0, 2.0}) == 1);
+    INFO("a tiny temperature does not overflow: the exponents are at most 0");
+    CHECK(sa::rule_probabilities({0.0, 1000.0}, 1e-300, 2) == std::vector<double>{0.0, 1.0});
+    CHECK_THROWS_AS(sa::rule_probabilities(z, 0.0, 4), std::invalid_argument);
+    CHECK_THROWS_AS(sa::rule_probabilities(z, -1.0, 4), std::invalid_argument);
+    CHECK_THROWS_AS(sa::rule_probabilities(z, std::nan(""), 4), std::invalid_argument);
+    CHECK_THROWS_AS(sa::rule_probabilities(z, 1.0, 0), std::invalid_argument);
+    CHECK_THROWS_AS(sa::rule_probabilities(z, 1.0, 5), std::invalid_argument);
+    CHECK_THROWS_AS(sa::greedy_choice({}), std::invalid_argument);
+}
+
+TEST_CASE("Temperature toward 0 and top-k = 1 both equal the greedy choice", "[ch16]")
+{
+    sa::SplitMix64 generator(16);
+    for (int trial = 0; trial < 50; ++trial) {
+        const std::vector<double> z = random_logits(63, generator);
+        const std::size_t best = sa::greedy_choice(z);
+        double gap = std::numeric_limits<double>::infinity();  // the largest logit's lead over the next
+        for (std::size_t j = 0; j < z.size(); ++j) {
+            if (j != best) {
+                gap = std::fmin(gap, z[best] - z[j]);
+            }
+        }
+        INFO("lead of the largest logit " << gap << ": at T = 1e-12 every other exponent is below -gap/T");
+        REQUIRE(gap > 1e-9);  // e^{-1000} underflows to 0, so the greedy character has p = 1
+        for (const double u : {0.0, 0.3, 0.999999, generator.uniform()}) {
+            CHECK(sa::sample_character(z, 1e-12, 63, u) == best);
+            CHECK(sa::sample_character(z, 1.0, 1, u) == best);   // top-k = 1 keeps only the largest
+            CHECK(sa::sample_character(z, 5.0, 1, u) == best);   // at any temperature
+        }
+    }
+}
+
+TEST_CASE("Top-k = V equals plain sampling from the softmax of z / T", "[ch16]")
+{
+    sa::SplitMix64 generator(17);
+    for (int trial = 0; trial < 50; ++trial) {
+        const std::vector<double> z = random_logits(63, generator);
+        const double temperature = 0.25 + 2.0 * generator.uniform();
+        // Plain sampling written out: softmax of z / T (largest subtracted first), then the inverse CDF.
+        double largest = z[0];
+        for (const double entry : z) {
+            largest = std::fmax(largest, entry);
+        }
+        std::vector<double> plain(z.size());
+        double total = 0.0;
+        for (std::size_t j = 0; j < z.size(); ++j) {
+            plain[j] = std::exp((z[j] - largest) / temperature);
+            total += plain[j];
+        }
+        for (double& entry : plain) {
+            entry /= total;
+        }
+        INFO("no character is cut, and the sums run in the same order: the same bits");
+        CHECK(sa::rule_probabilities(z, temperature, 63) == plain);
+        for (int draw = 0; draw < 20; ++draw) {
+            const double u = generator.uniform();
+            CHECK(sa::sample_character(z, temperature, 63, u) == sa::inverse_cdf_draw(plain, u));
+        }
+    }
+}
+
+TEST_CASE("The KV cache equals recomputation bit for bit at every step, for 1 to 3 layers and 1 to 8 heads", "[ch16]")
+{
+    for (const std::size_t layers : {1U, 2U, 3U}) {
+        for (const std::size_t heads : {1U, 2U, 4U, 8U}) {
+            sa::SplitMix64 generator(100 + 10 * layers + heads);
+            const sa::ModelShape shape{7, 16, heads, layers, 8};
+            const sa::LanguageModel model = sa::random_model(shape, generator);
+            const std::vector<std::size_t> tokens = random_tokens(20, 7, generator);  // past the context of 8
+            sa::GenerationCache cache = sa::empty_cache(model);
+            for (std::size_t t = 0; t < tokens.size(); ++t) {
+                const sa::DecodedStep step = sa::decode_next(model, cache, tokens[t]);
+                const std::vector<std::size_t> prefix(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(t + 1));
+                INFO(layers << " layers, " << heads << " heads, position " << t
+                            << ": one row per layer with the cache, the whole prefix without");
+                CHECK(cache.length == t + 1);
+                CHECK(step.logits == sa::recomputed_logits(model, prefix));
+                for (std::size_t l = 0; l < layers; ++l) {
+                    const std::vector<sa::Matrix> full = sa::head_attention(model, l, prefix);
+                    for (std::size_t h = 0; h < heads; ++h) {
+                        for (std::size_t j = 0; j <= t; ++j) {
+                            CHECK(step.weights[l](h, j) == full[h](t, j));  // the last row of each head
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("Generation with and without the cache gives the same characters", "[ch16]")
+{
+    sa::SplitMix64 generator(18);
+    const sa::LanguageModel model = sa::random_model({11, 16, 2, 2, 8}, generator);
+    const std::vector<std::size_t> prompt{1, 2, 3};
+    for (const sa::SamplingRule rule : {sa::SamplingRule{true, 1.0, 0}, sa::SamplingRule{false, 1.0, 0},
+                                        sa::SamplingRule{false, 0.5, 3}, sa::SamplingRule{false, 2.0, 11}}) {
+        INFO("greedy " << rule.greedy << ", T = " << rule.temperature << ", k = " << rule.top_k);
+        const std::vector<std::size_t> with = sa::generate(model, prompt, 25, rule, 7, true);
+        CHECK(with.size() == 25);
+        CHECK(with == sa::generate(model, prompt, 25, rule, 7, false));
+    }
+    CHECK_THROWS_AS(sa::generate(model, {}, 5, {}, 7, true), std::invalid_argument);
+    sa::GenerationCache cache = sa::empty_cache(model);
+    CHECK_THROWS_AS(sa::decode_next(model, cache, 11), std::invalid_argument);
+}
+
+TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch16-run][support]")
+{
+    const std::string output = read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH14_MODEL));
+    const sa::LanguageModel& model = saved.model;
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    const std::size_t v = saved.vocabulary.size();
+    const auto three = [](double x) { return fmt::format("{:.3f}", x); };
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, V = {}.",
+                                                             model.shape.layers, model.shape.width, model.shape.heads,
+                                                             model.shape.context, v)));
+    // The table: the logits of the whole prompt recomputed without the cache, the softmax written out.
+    const std::vector<std::size_t> prompt = sa::encode(vocabulary, "And God said, Let there be");
+    const std::vector<double> z = sa::recomputed_logits(model, prompt);
+    const std::vector<double> p = softmax_at(z, 1.0);
+    const std::vector<double> cooled = softmax_at(z, 0.5);
+    std::vector<std::size_t> order(v);
+    for (std::size_t j = 0; j < v; ++j) {
+        order[j] = j;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
+    double top5 = 0.0;  // the top-5 renormalised: p_j / (sum of the five largest p), summed largest first
+    for (std::size_t r = 0; r < 5; ++r) {
+        top5 += p[order[r]];
+    }
+    double c = 0.0;
+    for (std::size_t j = 0; j < v; ++j) {
+        c += p[j];
+        const std::size_t rank = static_cast<std::size_t>(std::find(order.begin(), order.end(), j) - order.begin());
+        if (rank < 8) {
+            const std::string row = fmt::format("  {:<4} {:>7} {:>11} {:>7} {:>12} {:>12}\n",
+                                                sa::character_label(saved.vocabulary[j]), three(z[j]), three(p[j]),
+                                                three(c), three(cooled[j]), three(rank < 5 ? p[j] / top5 : 0.0));
+            INFO("row of " << j << ": logit, p = softmax(z), c = p summed up to here, softmax(z/0.5), top-5 renormalised");
+            CHECK_THAT(output, Catch::Matchers::Contains(row));
+        }
+    }
+    sa::SplitMix64 generator(2017);
+    const double u = generator.uniform();
+    CHECK_THAT(output, Catch::Matchers::Contains("u = " + three(u) + "."));
+    // The continuation, recomputed without the cache; the row counts: n + L - 1 and the sum of n + i.
+    const std::vector<std::size_t> text = sa::generate(model, prompt, 120, {false, 0.8, v}, 2017, false);
+    std::string shown = "And God said, Let there be[" + sa::decode(vocabulary, text) + "]";
+    std::replace(shown.begin(), shown.end(), '\n', '/');  // a new verse is shown as '/'
+    std::string lines;  // in lines of 72 characters, indented by two spaces
+    for (std::size_t start = 0; start < shown.size(); start += 72) {
+        lines += "  " + shown.substr(start, 72) + "\n";
+    }
+    CHECK_THAT(output, Catch::Matchers::Contains(":\n" + lines + "\n"));
+    INFO("with the cache: 26 + 120 - 1 = 145 rows; without: 120 * 26 + (0 + ... + 119) = 3120 + 7140 = 10260");
+    CHECK_THAT(output, Catch::Matchers::Contains("computed: 145 with the cache, 10260 recomputing"));
+    // Past the context: each held-out window run on its own, as one window of 256 and as four of 64.
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, read_all(BOOK_KJV_HELD_OUT));
+    const sa::Batch batch = sa::even_batch(held_out, 16, 256);
+    for (const auto& [first, last] : {std::pair<std::size_t, std::size_t>{0, 64}, {64, 128}, {128, 256}}) {
+        double one = 0.0;
+        double four = 0.0;
+        std::size_t count_one = 0;
+        std::size_t count_four = 0;
+        for (std::size_t w = 0; w < 16; ++w) {
+            const std::vector<std::size_t> inputs(batch.inputs.begin() + static_cast<std::ptrdiff_t>(w * 256),
+                                                  batch.inputs.begin() + static_cast<std::ptrdiff_t>((w + 1) * 256));
+            const std::vector<std::size_t> targets(batch.targets.begin() + static_cast<std::ptrdiff_t>(w * 256),
+                                                   batch.targets.begin() + static_cast<std::ptrdiff_t>((w + 1) * 256));
+            one += window_loss(sa::forward(model, inputs, 256).logits, targets, first, last, count_one);
+            four += window_loss(sa::forward(model, inputs, 64).logits, targets, first, last, count_four);
+        }
+        const std::string row = fmt::format("  {:>3} to {:<3}  {:>17}   {:>18}\n", first, last - 1,
+                                            three(one / static_cast<double>(count_one)),
+                                            three(four / static_cast<double>(count_four)));
+        INFO("positions " << first << " to " << last - 1 << ": the mean of -ln p(target) over 16 windows");
+        CHECK_THAT(output, Catch::Matchers::Contains(row));
+    }
+}

@@ -401,7 +401,7 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     const sa::CopyScores model_24 = sa::copy_scores(model, shorter, nullptr);
     const sa::CopyScores control_24 = sa::copy_scores(control, shorter, nullptr);
     for (const sa::CopyScores* s : {&model_24, &control_24}) {
-        CHECK_THAT(output, Contains(fmt::format("on 24 letters repeated once: best induction score {:.3f}; first copy "
+        CHECK_THAT(output, Contains(fmt::format("on 24 letters repeated once: best induction score {:.3f};\n  first copy "
                                                 "{:.3f} nats, second copy {:.3f} nats.", top(s->induction.back()),
                                                 s->first_copy_loss, s->second_copy_loss)));
     }

@@ -188,7 +188,7 @@ std::string phase_text(const Run& run, std::size_t steps, int digits)
 std::string shorter_text(const sa::LanguageModel& model, const Data& data, int digits)
 {
     const sa::CopyScores shorter = sa::copy_scores(model, data.shorter, nullptr);
-    return fmt::format(" on {} letters repeated once: best induction score {:.{}f}; first copy {:.{}f} nats, "
+    return fmt::format(" on {} letters repeated once: best induction score {:.{}f};\n  first copy {:.{}f} nats, "
                        "second copy {:.{}f} nats.\n", shorter_period, best(shorter.induction.back()), digits,
                        shorter.first_copy_loss, digits, shorter.second_copy_loss, digits);
 }
@@ -395,8 +395,8 @@ std::string goals_text(const Goals& g, const Comparison* c)
     const auto verdict = [](bool met) { return met ? "met" : "NOT met"; };
     std::string text = fmt::format("Goals:\n  layer 1: a head scores at least 0.4, second copy at most 1 nat: {}\n"
                                    "  the first copy costs at least 90 % of ln 32: {}\n"
-                                   "  ablation: one layer-0 head cuts the score by 75 % and adds 1 nat, each other "
-                                   "head less than a third of that: {}\n"
+                                   "  ablation: one layer-0 head cuts the score by 75 % and adds 1 nat,\n"
+                                   "    each other head less than a third of that: {}\n"
                                    "  layer 0: a head's previous-token score on held-out text at least 0.35: {}\n",
                                    verdict(g.induction), verdict(g.first_copy), verdict(g.ablation),
                                    verdict(g.previous));
@@ -446,7 +446,7 @@ std::string induction_chapter(const sa::Example& example)
     Run control;
     if (load.empty()) {
         const std::size_t v = vocabulary.characters.size();
-        report.text(fmt::format("Model: {} attention layers, d = {}, h = {}, windows of {}; {} windows per step, "
+        report.text(fmt::format("Model: {} attention layers, d = {}, h = {}, windows of {};\n  {} windows per step, "
                                 "one in {} of them repeated letters; {} steps; seed {}; Adam α = {}.\n",
                                 options.layers, width, options.heads, context, batch_windows, repeated_every,
                                 options.steps, seed, learning_rate));

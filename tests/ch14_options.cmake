@@ -7,6 +7,7 @@ if(BOOK_WORKSPACE OR NOT TARGET ch14-next-character)  # a learner's build does n
 endif()
 set(ch14_option_check [=[
 import os, subprocess, sys, tempfile
+from one_line_refusal import verdict  # tools/, on PYTHONPATH
 program, case = sys.argv[1:]
 folder = tempfile.mkdtemp()
 def path(name, data):
@@ -39,21 +40,12 @@ arguments, fragment = {
     "heads": (["--heads", "3"], "--heads: 3 heads do not cut d = 64 into slices of an even width"),
     "steps": (["--steps", "6000"], "--steps: expected a whole number from 0 to 5000"),
 }[case]
-run = subprocess.run([program, *arguments], capture_output=True, text=True, timeout=120)
-lines_out = run.stderr.splitlines()
-problems = [text for bad, text in [
-    (run.returncode != 2, f"exit status {run.returncode}, expected 2"),
-    (run.stdout != "", "something was printed on stdout"),
-    (len(lines_out) != 1, f"{len(lines_out)} lines on stderr, expected 1"),
-    (fragment not in run.stderr, f"stderr does not contain {fragment!r}")] if bad]
-print(run.stderr, end="")
-for problem in problems:
-    print("FAIL:", problem)
-sys.exit(1 if problems else 0)
+sys.exit(verdict(program, arguments, fragment))
 ]=])
 foreach(case IN ITEMS empty one-character not-text few-lines held-out-outside no-file wrong-vocabulary
                       truncated-model corrupt-model eval-outside heads steps)
   add_test(NAME ch14-next-character.option-${case}
            COMMAND "${BOOK_PYTHON}" -c "${ch14_option_check}" "$<TARGET_FILE:ch14-next-character>" "${case}")
-  set_tests_properties(ch14-next-character.option-${case} PROPERTIES LABELS "ch14;bad-input")
+  set_tests_properties(ch14-next-character.option-${case} PROPERTIES LABELS "ch14;bad-input"
+                        ENVIRONMENT "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools")
 endforeach()

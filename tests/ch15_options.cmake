@@ -4,7 +4,8 @@ if(BOOK_WORKSPACE OR NOT TARGET ch15-induction-head)  # a learner's build does n
   return()
 endif()
 set(ch15_option_check [=[
-import os, subprocess, sys, tempfile
+import os, sys, tempfile
+from one_line_refusal import verdict  # tools/, on PYTHONPATH
 program, case = sys.argv[1:]
 folder = tempfile.mkdtemp()
 def path(name, data):
@@ -22,20 +23,11 @@ arguments, fragment = {
     "no-file": (["--load", os.path.join(folder, "missing.safetensors")], "--load: cannot read the file"),
     "not-a-model": (["--load", path("bad.safetensors", b"12345678{not json")], "--load"),
 }[case]
-run = subprocess.run([program, *arguments], capture_output=True, text=True, timeout=120)
-lines_out = run.stderr.splitlines()
-problems = [text for bad, text in [
-    (run.returncode != 2, f"exit status {run.returncode}, expected 2"),
-    (run.stdout != "", "something was printed on stdout"),
-    (len(lines_out) != 1, f"{len(lines_out)} lines on stderr, expected 1"),
-    (fragment not in run.stderr, f"stderr does not contain {fragment!r}")] if bad]
-print(run.stderr, end="")
-for problem in problems:
-    print("FAIL:", problem)
-sys.exit(1 if problems else 0)
+sys.exit(verdict(program, arguments, fragment))
 ]=])
 foreach(case IN ITEMS layers-zero layers-many heads steps few-letters no-file not-a-model)
   add_test(NAME ch15-induction-head.option-${case}
            COMMAND "${BOOK_PYTHON}" -c "${ch15_option_check}" "$<TARGET_FILE:ch15-induction-head>" "${case}")
-  set_tests_properties(ch15-induction-head.option-${case} PROPERTIES LABELS "ch15;bad-input")
+  set_tests_properties(ch15-induction-head.option-${case} PROPERTIES LABELS "ch15;bad-input"
+                        ENVIRONMENT "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools")
 endforeach()

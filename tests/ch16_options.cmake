@@ -5,7 +5,8 @@ if(BOOK_WORKSPACE OR NOT TARGET ch16-generating-text OR NOT TARGET ch16-run)
   return()
 endif()
 set(ch16_option_check [=[
-import os, subprocess, sys, tempfile
+import os, sys, tempfile
+from one_line_refusal import verdict  # tools/, on PYTHONPATH
 program, model, case = sys.argv[1:]
 folder = tempfile.mkdtemp()
 def path(name, data):
@@ -31,17 +32,7 @@ arguments, fragment = {
     "corrupt-model": (["--load", path("bad.safetensors", saved[:8] + b"!" + saved[9:])],
                       "the header is not valid JSON"),
 }[case]
-run = subprocess.run([program, *arguments], capture_output=True, text=True, timeout=120)
-lines_out = run.stderr.splitlines()
-problems = [text for bad, text in [
-    (run.returncode != 2, f"exit status {run.returncode}, expected 2"),
-    (run.stdout != "", "something was printed on stdout"),
-    (len(lines_out) != 1, f"{len(lines_out)} lines on stderr, expected 1"),
-    (fragment not in run.stderr, f"stderr does not contain {fragment!r}")] if bad]
-print(run.stderr, end="")
-for problem in problems:
-    print("FAIL:", problem)
-sys.exit(1 if problems else 0)
+sys.exit(verdict(program, arguments, fragment))
 ]=])
 foreach(case IN ITEMS temperature-zero temperature-negative temperature-not-a-number temperature-nan top-k-zero
                       top-k-past-vocabulary prompt-outside prompt-empty length-past-maximum no-model truncated-model
@@ -49,5 +40,6 @@ foreach(case IN ITEMS temperature-zero temperature-negative temperature-not-a-nu
   add_test(NAME ch16-generating-text.option-${case}
            COMMAND "${BOOK_PYTHON}" -c "${ch16_option_check}" "$<TARGET_FILE:ch16-generating-text>"
                    "${CMAKE_BINARY_DIR}/ch14/model.safetensors" "${case}")
-  set_tests_properties(ch16-generating-text.option-${case} PROPERTIES LABELS "ch16;bad-input")
+  set_tests_properties(ch16-generating-text.option-${case} PROPERTIES LABELS "ch16;bad-input"
+                        ENVIRONMENT "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools")
 endforeach()

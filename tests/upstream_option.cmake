@@ -7,20 +7,11 @@ if(BOOK_WORKSPACE OR NOT TARGET ch11-gradients)  # a learner's build does not bu
   return()
 endif()
 set(upstream_check [=[
-import subprocess, sys
+import sys
+from one_line_refusal import verdict  # tools/, on PYTHONPATH
 program, status, fragment, *arguments = sys.argv[1:]
 fragment, *arguments = [text.replace("/", ";") for text in [fragment, *arguments]]  # CMake lists split at ";"
-run = subprocess.run([program, *arguments], capture_output=True, text=True, timeout=60)
-lines = run.stderr.splitlines()
-problems = [text for bad, text in [
-    (run.returncode != int(status), f"exit status {run.returncode}, expected {status}"),
-    ((run.stdout != "") != (status == "0"), "stdout " + ("is empty" if status == "0" else "is not empty")),
-    (len(lines) != 1, f"{len(lines)} lines on stderr, expected 1"),
-    (fragment not in run.stderr, f"stderr does not contain {fragment!r}")] if bad]
-print(run.stderr, end="")
-for problem in problems:
-    print("FAIL:", problem)
-sys.exit(1 if problems else 0)
+sys.exit(verdict(program, arguments, fragment, status=int(status), timeout=60))
 ]=])
 foreach(case IN ITEMS
     "wrong-shape|2|dO must have the shape of the outputs O, 3×2 (one row per token, one column per value feature), got 3×3|--upstream|1,0,0/0,0,0/0,0,0"
@@ -32,5 +23,6 @@ foreach(case IN ITEMS
   add_test(NAME ch11-gradients.upstream-${name}
            COMMAND "${BOOK_PYTHON}" -c "${upstream_check}" "$<TARGET_FILE:ch11-gradients>" "${status}" "${fragment}"
                    ${fields})
-  set_tests_properties(ch11-gradients.upstream-${name} PROPERTIES LABELS "ch11;bad-input")
+  set_tests_properties(ch11-gradients.upstream-${name} PROPERTIES LABELS "ch11;bad-input"
+                       ENVIRONMENT "PYTHONPATH=${CMAKE_SOURCE_DIR}/tools")
 endforeach()

@@ -13,4 +13,9 @@ options=()
 [[ -f "$build/CMakeCache.txt" ]] || options+=(-G Ninja)
 command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" "${options[@]}" -DBOOK_DOCS=ON -DBOOK_WERROR=ON >/dev/null
-cmake --build "$build" --parallel "$(nproc)" >/dev/null
+# The build's own lines go to build.log; when it fails, its last lines say why.
+if ! cmake --build "$build" --parallel "$(nproc)" > "$build/build.log" 2>&1; then
+  echo "error: the build failed; its last lines follow (all of them in $build/build.log)" >&2
+  tail -n 40 "$build/build.log" >&2
+  exit 1
+fi

@@ -1,7 +1,6 @@
 #include "fast_attention.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,41 +10,165 @@
 
 #include "masking.hpp"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace sa {
 
 namespace {
 
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
 
-// The inputs, copied once into plain row-major arrays the loops can stream through.
+//> micro-kernel
+// C (8×16) = A (8×depth) · B (depth×16), or C += it, where B is a panel: its 16 columns
+// stored row after row, so that the loop reads it front to back. The 8×16 sums live in
+// sixteen registers of eight doubles each for the whole depth; each number loaded from B
+// serves eight rows, and each number of A sixteen columns.
+using Lanes = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
+constexpr std::size_t lanes = 8;
+constexpr std::size_t tile_rows = 8;
+constexpr std::size_t panel_width = 2 * lanes;
+
+void multiply_tile(const double* a, std::size_t lda, const double* panel, std::size_t depth, double* c,
+                   std::size_t ldc, bool accumulate)
+{
+    Lanes sums[tile_rows][2] = {};
+    for (std::size_t k = 0; k < depth; ++k) {
+        Lanes left;
+        Lanes right;
+        std::memcpy(&left, panel + k * panel_width, sizeof(Lanes));
+        std::memcpy(&right, panel + k * panel_width + lanes, sizeof(Lanes));
+        for (std::size_t r = 0; r < tile_rows; ++r) {
+            const double a_rk = a[r * lda + k];
+            sums[r][0] += a_rk * left;
+            sums[r][1] += a_rk * right;
+        }
+    }
+    for (std::size_t r = 0; r < tile_rows; ++r) {
+        for (std::size_t half = 0; half < 2; ++half) {
+            Lanes old = {};
+            if (accumulate) {
+                std::memcpy(&old, c + r * ldc + half * lanes, sizeof(Lanes));
+            }
+            old += sums[r][half];
+            std::memcpy(c + r * ldc + half * lanes, &old, sizeof(Lanes));
+        }
+    }
+}
+//< micro-kernel
+
+// C (rows×16·panels) = or += A (rows×depth) · B, B given as panels of 16 columns each,
+// panel_stride numbers apart; rows is a multiple of 8 (the arrays are padded).
+void multiply_panels(std::size_t rows, std::size_t panels, std::size_t depth, const double* a, std::size_t lda,
+                     const double* b_panels, std::size_t panel_stride, double* c, std::size_t ldc, bool accumulate)
+{
+    for (std::size_t p = 0; p < panels; ++p) {  // one panel of B stays in the L1 cache while A streams past
+        for (std::size_t r = 0; r < rows; r += tile_rows) {
+            multiply_tile(a + r * lda, lda, b_panels + p * panel_stride, depth, c + r * ldc + p * panel_width, ldc,
+                          accumulate);
+        }
+    }
+}
+
+std::size_t round_up(std::size_t count, std::size_t multiple)
+{
+    return (count + multiple - 1) / multiple * multiple;
+}
+
+//> fast-exp
+// e^x for x <= 0 on eight numbers at once, as 2^k · e^r with k = round(x / ln 2) and
+// |r| <= ln(2)/2. e^r comes from its Taylor series to r^13/13! (truncated there, it is off
+// by less than 1e-17 relative), summed by Estrin's scheme: pairs c_i + c_(i+1)·r, then
+// pairs of those with r², r⁴ and r⁸, four short steps instead of thirteen in a row.
+// 2^k goes straight into the exponent bits, as 2^h · 2^(k-h) with h = k/2, so that both
+// factors are normal numbers even where e^x is subnormal (below e^-708). Below -746,
+// -inf included, e^x rounds to 0. Only arithmetic, comparisons and bit operations, so
+// each line is one vector instruction on eight numbers.
+using Bits = std::int64_t __attribute__((vector_size(64)));
+
+// (x is taken and given back by reference, so that no 512-bit vector is passed by value:
+// that would depend on whether the processor has 512-bit registers.)
+inline void exp_nonpositive(Lanes& x)
+{
+    constexpr double log2e = 1.4426950408889634;
+    constexpr double ln2_high = 0.693147180369123816490;  // ln 2 in two parts, so that k·ln2_high is exact
+    constexpr double ln2_low = 1.90821492927058770002e-10;
+    constexpr double round_shift = 6755399441055744.0;    // 1.5·2^52: adding it rounds to an integer
+    const Lanes lowest = Lanes{} - 746.0;
+    const Lanes clamped = x < lowest ? lowest : x;
+    const Lanes shifted = clamped * log2e + round_shift;  // k + 1.5·2^52, k in the low bits
+    const Lanes k = shifted - round_shift;
+    const Lanes r = (clamped - k * ln2_high) - k * ln2_low;
+    Lanes terms[14];  // 1/i!, then the partial sums of Estrin's scheme
+    double factorial = 1.0;
+    for (std::size_t i = 0; i < 14; ++i) {
+        factorial *= i == 0 ? 1.0 : static_cast<double>(i);
+        terms[i] = Lanes{} + 1.0 / factorial;
+    }
+    Lanes power = r;
+    for (std::size_t count = 14; count > 1; count = (count + 1) / 2) {
+        for (std::size_t i = 0; i < count / 2; ++i) {
+            terms[i] = terms[2 * i] + terms[2 * i + 1] * power;
+        }
+        if (count % 2 == 1) {
+            terms[count / 2] = terms[count - 1];
+        }
+        power = power * power;
+    }
+    const Bits whole = __builtin_bit_cast(Bits, shifted) - __builtin_bit_cast(Bits, Lanes{} + round_shift);  // k
+    const Bits half = whole >> 1;
+    const Lanes low_power = __builtin_bit_cast(Lanes, (half + 1023) << 52);  // 2^h: h + 1023 in the exponent
+    const Lanes high_power = __builtin_bit_cast(Lanes, (whole - half + 1023) << 52);
+    x = terms[0] * low_power * high_power;
+}
+//< fast-exp
+
+}  // namespace
+
+double fast_exp(double x)
+{
+    Lanes eight = Lanes{} + x;
+    exp_nonpositive(eight);
+    return eight[0];
+}
+
+namespace {
+// The inputs, copied once into the layouts the products read front to back: Q divided by
+// √d_k, row after row; Kᵀ and V in panels of 16 columns. Every padding entry is 0.
 struct Operands {
     std::size_t queries = 0;     // n
     std::size_t keys = 0;        // m
     std::size_t key_dim = 0;     // d_k
     std::size_t value_dim = 0;   // d_v
-    std::vector<double> q = {};  // n×d_k, already divided by √d_k
-    std::vector<double> k = {};  // m×d_k
-    std::vector<double> v = {};  // m×d_v
+    std::size_t padded_keys = 0; // m rounded up to a multiple of 16
+    std::size_t value_cols = 0;  // d_v rounded up to a multiple of 16
+    std::vector<double> q = {};  // (n + 8)×d_k: the last row tile of a block may run past row n
+    std::vector<double> k = {};  // panel p: keys 16p to 16p + 15, d_k rows of 16 (Kᵀ, one panel at a time)
+    std::vector<double> v = {};  // panel p: value columns 16p to 16p + 15, padded_keys rows of 16
 };
 
 Operands copy_operands(const Matrix& queries, const Matrix& keys, const Matrix& values)
 {
-    Operands ops{queries.rows(), keys.rows(), queries.cols(), values.cols()};
+    Operands ops{queries.rows(), keys.rows(), queries.cols(), values.cols(), round_up(keys.rows(), panel_width),
+                 round_up(values.cols(), panel_width)};
     const double scale = 1.0 / std::sqrt(static_cast<double>(ops.key_dim));
-    ops.q.resize(ops.queries * ops.key_dim);
-    ops.k.resize(ops.keys * ops.key_dim);
-    ops.v.resize(ops.keys * ops.value_dim);
+    ops.q.assign((ops.queries + tile_rows) * ops.key_dim, 0.0);
+    ops.k.assign(ops.padded_keys * ops.key_dim, 0.0);
+    ops.v.assign(ops.padded_keys * ops.value_cols, 0.0);
     for (std::size_t i = 0; i < ops.queries; ++i) {
         for (std::size_t d = 0; d < ops.key_dim; ++d) {
             ops.q[i * ops.key_dim + d] = queries(i, d) * scale;
         }
     }
     for (std::size_t j = 0; j < ops.keys; ++j) {
+        const std::size_t panel = j / panel_width;
+        const std::size_t column = j % panel_width;
         for (std::size_t d = 0; d < ops.key_dim; ++d) {
-            ops.k[j * ops.key_dim + d] = keys(j, d);
+            ops.k[(panel * ops.key_dim + d) * panel_width + column] = keys(j, d);
         }
         for (std::size_t d = 0; d < ops.value_dim; ++d) {
-            ops.v[j * ops.value_dim + d] = values(j, d);
+            ops.v[(d / panel_width * ops.padded_keys + j) * panel_width + d % panel_width] = values(j, d);
         }
     }
     return ops;
@@ -63,126 +186,29 @@ bool all_finite(const Matrix& matrix)
     return true;
 }
 
-//> micro-kernel
-// C (4×8) += A (4×depth) · B (depth×8), where B is a panel: its 8 columns stored row
-// after row, so that the loop reads it front to back. The 4×8 sums live in eight
-// registers of four doubles each for the whole depth, and each number loaded from B
-// serves four rows.
-using Lanes = double __attribute__((vector_size(32)));  // four doubles: one 256-bit register
-constexpr std::size_t tile_rows = 4;
-constexpr std::size_t panel_width = 8;
-
-void multiply_tile(const double* a, std::size_t lda, const double* panel, std::size_t depth, double* c,
-                   std::size_t ldc)
-{
-    Lanes sums[tile_rows][2] = {};
-    for (std::size_t k = 0; k < depth; ++k) {
-        Lanes left;
-        Lanes right;
-        std::memcpy(&left, panel + k * panel_width, sizeof(Lanes));
-        std::memcpy(&right, panel + k * panel_width + 4, sizeof(Lanes));
-        for (std::size_t r = 0; r < tile_rows; ++r) {
-            const double a_rk = a[r * lda + k];
-            sums[r][0] += a_rk * left;
-            sums[r][1] += a_rk * right;
-        }
-    }
-    for (std::size_t r = 0; r < tile_rows; ++r) {
-        for (std::size_t col = 0; col < 4; ++col) {
-            c[r * ldc + col] += sums[r][0][col];
-            c[r * ldc + 4 + col] += sums[r][1][col];
-        }
-    }
-}
-//< micro-kernel
-
-// C (rows×8·panels) += A (rows×depth) · B, B given as panels of 8 columns each;
-// rows is a multiple of 4 (the blocks are padded).
-void multiply_panels(std::size_t rows, std::size_t panels, std::size_t depth, const double* a, std::size_t lda,
-                     const double* b_panels, std::size_t panel_stride, double* c, std::size_t ldc)
-{
-    for (std::size_t p = 0; p < panels; ++p) {  // one panel of B stays in the L1 cache while A streams past
-        for (std::size_t r = 0; r < rows; r += tile_rows) {
-            multiply_tile(a + r * lda, lda, b_panels + p * panel_stride, depth, c + r * ldc + p * panel_width, ldc);
-        }
-    }
-}
-
-std::size_t round_up(std::size_t count, std::size_t multiple)
-{
-    return (count + multiple - 1) / multiple * multiple;
-}
-
-//> fast-exp
-// e^x for x <= 0 on four numbers at once, as 2^k · e^r with k = round(x / ln 2) and
-// |r| <= ln(2)/2: e^r from its Taylor series to r^13/13! (truncated there, it is off by
-// less than 1e-17 relative) and 2^k written straight into the exponent bits. Only
-// arithmetic, comparisons and bit operations, so each line is one vector instruction.
-// Below -708 the result would be a subnormal number; it is taken as 0, as is e^-inf.
-using Bits = std::uint64_t __attribute__((vector_size(32)));
-
-Lanes exp_nonpositive(Lanes x)
-{
-    constexpr double log2e = 1.4426950408889634;
-    constexpr double ln2_high = 0.693147180369123816490;  // ln 2 in two parts, so that k·ln2_high is exact
-    constexpr double ln2_low = 1.90821492927058770002e-10;
-    constexpr double round_shift = 6755399441055744.0;    // 1.5·2^52: adding it rounds to an integer
-    constexpr double inverse_factorials[] = {1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
-                                             1.0 / 362880.0,    1.0 / 40320.0,    1.0 / 5040.0,
-                                             1.0 / 720.0,       1.0 / 120.0,      1.0 / 24.0,
-                                             1.0 / 6.0,         1.0 / 2.0,        1.0,
-                                             1.0};
-    const Lanes lowest = Lanes{} - 708.0;
-    const Lanes clamped = x < lowest ? lowest : x;
-    const Lanes shifted = clamped * log2e + round_shift;  // k + 1.5·2^52, k in the low bits
-    const Lanes k = shifted - round_shift;
-    const Lanes r = (clamped - k * ln2_high) - k * ln2_low;
-    Lanes series = Lanes{} + 1.0 / 6227020800.0;  // 1/13!
-    for (const double coefficient : inverse_factorials) {
-        series = series * r + coefficient;
-    }
-    const Bits power_bits = (std::bit_cast<Bits>(shifted) + 1023) << 52;  // 2^k: k + 1023 in the exponent
-    const Lanes result = series * std::bit_cast<Lanes>(power_bits);
-    return x < lowest ? Lanes{} : result;
-}
-
-double exp_nonpositive(double x)
-{
-    return exp_nonpositive(Lanes{} + x)[0];
-}
-//< fast-exp
-
-// Per core: one block of queries, one block of keys and values packed into panels, one
-// block of scores and the state of the query block. The rows are padded to a multiple
-// of 4 and the columns to a multiple of 8, so that the products need no edge cases.
+// Per core: one block of scores and the state of one block of query rows, its rows
+// padded to a multiple of 8 and its columns to a multiple of 16.
 struct Scratch {
-    std::size_t rows = 0;                  // B_r rounded up to a multiple of 4
-    std::size_t score_cols = 0;            // B_c rounded up to a multiple of 8
-    std::size_t value_cols = 0;            // d_v rounded up to a multiple of 8
-    std::size_t key_rows = 0;              // B_c
-    std::vector<double> queries = {};      // rows×d_k
-    std::vector<double> key_panels = {};   // (score_cols/8) panels of d_k×8: Kᵀ of the block
-    std::vector<double> value_panels = {}; // (value_cols/8) panels of B_c×8: V of the block
+    std::size_t score_cols = 0;            // B_c rounded up to 16, and 16 more for a block that starts mid-panel
     std::vector<double> scores = {};       // rows×score_cols
     std::vector<double> accumulator = {};  // rows×value_cols
     std::vector<double> max = {};          // rows
     std::vector<double> sum = {};          // rows
+    std::vector<double> new_max = {};      // rows: the maxima after this block
+    std::vector<double> block_sum = {};    // rows: the sums of this block's weights
 };
 
 Scratch make_scratch(const Operands& ops, const TileSizes& tiles)
 {
+    const std::size_t rows = round_up(std::min(tiles.query_block, ops.queries), tile_rows);
     Scratch scratch;
-    scratch.rows = round_up(std::min(tiles.query_block, ops.queries), tile_rows);
-    scratch.key_rows = std::min(tiles.key_block, ops.keys);
-    scratch.score_cols = round_up(scratch.key_rows, panel_width);
-    scratch.value_cols = round_up(ops.value_dim, panel_width);
-    scratch.queries.assign(scratch.rows * ops.key_dim, 0.0);
-    scratch.key_panels.assign(scratch.score_cols * ops.key_dim, 0.0);
-    scratch.value_panels.assign(scratch.value_cols * scratch.key_rows, 0.0);
-    scratch.scores.assign(scratch.rows * scratch.score_cols, 0.0);
-    scratch.accumulator.assign(scratch.rows * scratch.value_cols, 0.0);
-    scratch.max.assign(scratch.rows, minus_infinity);
-    scratch.sum.assign(scratch.rows, 0.0);
+    scratch.score_cols = std::min(round_up(tiles.key_block, panel_width) + panel_width, ops.padded_keys);
+    scratch.scores.assign(rows * scratch.score_cols, 0.0);
+    scratch.accumulator.assign(rows * ops.value_cols, 0.0);
+    scratch.max.assign(rows, minus_infinity);
+    scratch.sum.assign(rows, 0.0);
+    scratch.new_max.assign(rows, minus_infinity);
+    scratch.block_sum.assign(rows, 0.0);
     return scratch;
 }
 
@@ -192,75 +218,106 @@ struct MaskRule {
     const Matrix* mask = nullptr;
 };
 
-void pack_keys_and_values(const Operands& ops, std::size_t first_key, std::size_t last_key, Scratch& scratch)
+// Sets to -inf the scores of query i (row, which covers keys first_panel_key onwards)
+// that it may not use: keys outside [block.first_key, block.last_key) and masked keys.
+void hide_keys(const MaskRule& rule, const Block& block, std::size_t i, std::size_t first_panel_key, double* row,
+               std::size_t width)
 {
-    std::fill(scratch.key_panels.begin(), scratch.key_panels.end(), 0.0);
-    for (std::size_t j = 0; j < last_key - first_key; ++j) {
-        double* key_panel = &scratch.key_panels[j / panel_width * ops.key_dim * panel_width + j % panel_width];
-        for (std::size_t d = 0; d < ops.key_dim; ++d) {
-            key_panel[d * panel_width] = ops.k[(first_key + j) * ops.key_dim + d];
+    const std::size_t begin = block.first_key - first_panel_key;
+    std::size_t end = block.last_key - first_panel_key;
+    if (rule.masking == Masking::causal) {
+        end = std::min(end, i + 1 > first_panel_key ? i + 1 - first_panel_key : 0);  // keys after query i
+    }
+    end = std::max(end, begin);
+    std::fill(row, row + begin, minus_infinity);
+    std::fill(row + end, row + width, minus_infinity);
+    for (std::size_t c = begin; rule.mask != nullptr && c < end; ++c) {
+        row[c] = (*rule.mask)(i, first_panel_key + c) == 0.0 ? row[c] : minus_infinity;
+    }
+}
+
+// The largest entry of a row, at least `floor`; the width is a multiple of 8.
+double row_max(const double* row, std::size_t width, double floor)
+{
+    Lanes largest = Lanes{} + floor;
+    for (std::size_t c = 0; c < width; c += lanes) {
+        Lanes eight;
+        std::memcpy(&eight, row + c, sizeof(Lanes));
+        largest = eight > largest ? eight : largest;
+    }
+    double result = largest[0];
+    for (std::size_t lane = 1; lane < lanes; ++lane) {
+        result = std::max(result, largest[lane]);
+    }
+    return result;
+}
+
+// Turns a row of scores into weights e^(s - μ) in place and returns their sum; the width
+// is a multiple of 8, and a hidden key (-inf) weighs e^-inf = 0.
+double exponentiate_row(double* row, std::size_t width, double max)
+{
+    Lanes sums = {};
+    for (std::size_t c = 0; c < width; c += lanes) {
+        Lanes eight;
+        std::memcpy(&eight, row + c, sizeof(Lanes));
+        eight -= max;
+        exp_nonpositive(eight);
+        std::memcpy(row + c, &eight, sizeof(Lanes));
+        sums += eight;
+    }
+    double sum = 0.0;
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+        sum += sums[lane];
+    }
+    return sum;
+}
+
+// The online softmax of the block, one pass over all its rows at a time, so that the
+// rows' independent exponentials overlap in the processor: the new maxima, then the
+// weights, then the state moved onto the new maxima.
+void softmax_block(Scratch& scratch, std::size_t rows, std::size_t width, std::size_t value_cols)
+{
+    for (std::size_t r = 0; r < rows; ++r) {
+        scratch.new_max[r] = row_max(&scratch.scores[r * scratch.score_cols], width, scratch.max[r]);
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+        const double max = scratch.new_max[r] == minus_infinity ? 0.0 : scratch.new_max[r];  // all hidden: weights 0
+        scratch.block_sum[r] = exponentiate_row(&scratch.scores[r * scratch.score_cols], width, max);
+    }
+    for (std::size_t r = 0; r < rows; ++r) {
+        if (scratch.new_max[r] == scratch.max[r]) {
+            scratch.sum[r] += scratch.block_sum[r];  // also a row that has seen nothing yet
+            continue;
         }
-        for (std::size_t d = 0; d < ops.value_dim; ++d) {
-            scratch.value_panels[d / panel_width * scratch.key_rows * panel_width + j * panel_width + d % panel_width] =
-                ops.v[(first_key + j) * ops.value_dim + d];
+        const double factor = fast_exp(scratch.max[r] - scratch.new_max[r]);
+        scratch.sum[r] = scratch.sum[r] * factor + scratch.block_sum[r];
+        scratch.max[r] = scratch.new_max[r];
+        for (std::size_t d = 0; d < value_cols; ++d) {
+            scratch.accumulator[r * value_cols + d] *= factor;
         }
     }
 }
 
 //> fast-block
-// One key block for one query block: S = Q_r·K_cᵀ, mask, the online softmax, Õ += Ã·V_c.
+// One key block for one query block: S = Q_r·K_cᵀ, hide keys, the online softmax, Õ += Ã·V_c.
+// The products run over whole panels of 16 keys, from the panel that holds the block's
+// first key to the one that holds its last; keys outside the block get weight 0.
 void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, Scratch& scratch)
 {
-    const std::size_t rows = block.last_query - block.first_query;
-    const std::size_t cols = block.last_key - block.first_key;
-    pack_keys_and_values(ops, block.first_key, block.last_key, scratch);
-    std::fill(scratch.scores.begin(), scratch.scores.end(), 0.0);
-    multiply_panels(scratch.rows, round_up(cols, panel_width) / panel_width, ops.key_dim, scratch.queries.data(),
-                    ops.key_dim, scratch.key_panels.data(), ops.key_dim * panel_width, scratch.scores.data(),
-                    scratch.score_cols);
-    const bool diagonal = rule.masking == Masking::causal && block.last_key > block.first_query + 1;
-    for (std::size_t r = 0; r < rows; ++r) {
-        double* row = &scratch.scores[r * scratch.score_cols];
-        const std::size_t i = block.first_query + r;
-        if (rule.mask != nullptr) {
-            for (std::size_t c = 0; c < cols; ++c) {
-                row[c] = (*rule.mask)(i, block.first_key + c) == 0.0 ? row[c] : minus_infinity;
-            }
-        } else if (diagonal) {
-            for (std::size_t c = i + 1 > block.first_key ? i + 1 - block.first_key : 0; c < cols; ++c) {
-                row[c] = minus_infinity;  // key after query i
-            }
-        }
-        double new_max = scratch.max[r];
-#pragma omp simd reduction(max : new_max)
-        for (std::size_t c = 0; c < cols; ++c) {
-            new_max = row[c] > new_max ? row[c] : new_max;
-        }
-        if (new_max == minus_infinity) {
-            std::fill(row, row + cols, 0.0);  // nothing visible yet: every weight is 0
-            continue;
-        }
-        const double factor = exp_nonpositive(scratch.max[r] - new_max);
-        // Ã = e^(S - μ), four at a time; the padding after the last key is -inf, weight 0.
-        std::fill(row + cols, row + round_up(cols, 4), minus_infinity);
-        Lanes block_sums = {};
-        for (std::size_t c = 0; c < cols; c += 4) {
-            Lanes four;
-            std::memcpy(&four, row + c, sizeof(Lanes));
-            four = exp_nonpositive(four - new_max);
-            std::memcpy(row + c, &four, sizeof(Lanes));
-            block_sums += four;
-        }
-        const double block_sum = (block_sums[0] + block_sums[1]) + (block_sums[2] + block_sums[3]);
-        scratch.sum[r] = scratch.sum[r] * factor + block_sum;
-        scratch.max[r] = new_max;
-        for (std::size_t d = 0; d < ops.value_dim; ++d) {
-            scratch.accumulator[r * scratch.value_cols + d] *= factor;
-        }
+    const std::size_t rows = round_up(block.last_query - block.first_query, tile_rows);
+    const std::size_t first_panel_key = block.first_key / panel_width * panel_width;
+    const std::size_t width = round_up(block.last_key, panel_width) - first_panel_key;
+    multiply_panels(rows, width / panel_width, ops.key_dim, &ops.q[block.first_query * ops.key_dim], ops.key_dim,
+                    &ops.k[first_panel_key * ops.key_dim], ops.key_dim * panel_width, scratch.scores.data(),
+                    scratch.score_cols, false);
+    const std::size_t real_rows = block.last_query - block.first_query;  // the padding rows are never read
+    for (std::size_t r = 0; r < real_rows; ++r) {
+        hide_keys(rule, block, block.first_query + r, first_panel_key, &scratch.scores[r * scratch.score_cols], width);
     }
-    multiply_panels(scratch.rows, scratch.value_cols / panel_width, cols, scratch.scores.data(), scratch.score_cols,
-                    scratch.value_panels.data(), scratch.key_rows * panel_width, scratch.accumulator.data(),
-                    scratch.value_cols);
+    softmax_block(scratch, real_rows, width, ops.value_cols);
+    multiply_panels(rows, ops.value_cols / panel_width, width, scratch.scores.data(), scratch.score_cols,
+                    &ops.v[first_panel_key * panel_width], ops.padded_keys * panel_width, scratch.accumulator.data(),
+                    ops.value_cols, true);
 }
 //< fast-block
 
@@ -280,6 +337,29 @@ void check_shapes(const Matrix& queries, const Matrix& keys, const Matrix& value
     }
 }
 
+// One query block over all its key blocks, into rows [first_query, last_query) of the outputs.
+void attend_query_block(const Operands& ops, const MaskRule& rule, const TileSizes& tiles, std::size_t first_query,
+                        std::size_t last_query, Scratch& scratch, Matrix& outputs)
+{
+    std::fill(scratch.accumulator.begin(), scratch.accumulator.end(), 0.0);
+    std::fill(scratch.max.begin(), scratch.max.end(), minus_infinity);
+    std::fill(scratch.sum.begin(), scratch.sum.end(), 0.0);
+    for (std::size_t first_key = 0; first_key < ops.keys; first_key += tiles.key_block) {
+        if (rule.masking == Masking::causal && first_key >= last_query) {
+            break;  // every later key comes after every query of the block
+        }
+        const std::size_t last_key = std::min(first_key + tiles.key_block, ops.keys);
+        absorb_fast(ops, rule, {first_query, last_query, first_key, last_key}, scratch);
+    }
+    for (std::size_t i = first_query; i < last_query; ++i) {
+        const std::size_t r = i - first_query;
+        const double sum = scratch.sum[r];
+        for (std::size_t d = 0; d < ops.value_dim; ++d) {
+            outputs(i, d) = sum == 0.0 ? 0.0 : scratch.accumulator[r * ops.value_cols + d] / sum;
+        }
+    }
+}
+
 Matrix run_fast(const Operands& ops, const MaskRule& rule, const TileSizes& tiles)
 {
     Matrix outputs(ops.queries, ops.value_dim);
@@ -292,33 +372,132 @@ Matrix run_fast(const Operands& ops, const MaskRule& rule, const TileSizes& tile
 #pragma omp for schedule(dynamic, 1)
         for (std::ptrdiff_t query_block = 0; query_block < query_blocks; ++query_block) {
             const std::size_t first_query = static_cast<std::size_t>(query_block) * tiles.query_block;
-            const std::size_t last_query = std::min(first_query + tiles.query_block, ops.queries);
-            std::fill(scratch.queries.begin(), scratch.queries.end(), 0.0);
-            std::copy(ops.q.begin() + static_cast<std::ptrdiff_t>(first_query * ops.key_dim),
-                      ops.q.begin() + static_cast<std::ptrdiff_t>(last_query * ops.key_dim), scratch.queries.begin());
-            std::fill(scratch.accumulator.begin(), scratch.accumulator.end(), 0.0);
-            std::fill(scratch.max.begin(), scratch.max.end(), minus_infinity);
-            std::fill(scratch.sum.begin(), scratch.sum.end(), 0.0);
-            for (std::size_t first_key = 0; first_key < ops.keys; first_key += tiles.key_block) {
-                if (rule.masking == Masking::causal && first_key >= last_query) {
-                    break;  // every later key comes after every query of the block
-                }
-                const std::size_t last_key = std::min(first_key + tiles.key_block, ops.keys);
-                absorb_fast(ops, rule, {first_query, last_query, first_key, last_key}, scratch);
-            }
-            for (std::size_t i = first_query; i < last_query; ++i) {
-                const std::size_t r = i - first_query;
-                const double sum = scratch.sum[r];
-                for (std::size_t d = 0; d < ops.value_dim; ++d) {
-                    outputs(i, d) = sum == 0.0 ? 0.0 : scratch.accumulator[r * scratch.value_cols + d] / sum;
-                }
-            }
+            attend_query_block(ops, rule, tiles, first_query, std::min(first_query + tiles.query_block, ops.queries),
+                               scratch, outputs);
         }
     }
     return outputs;
 }
 
 }  // namespace
+
+namespace {
+
+// The online-softmax state of one decoding step over one slice of the cache.
+struct DecodePart {
+    double max = minus_infinity;
+    double sum = 0.0;
+    std::vector<double> accumulator = {};  // d_v
+};
+
+//> fast-decode
+// One slice [begin, end) of the cache, 16 keys at a time: their scores, the online softmax
+// and the weighted values. The query is already divided by √d_k.
+void decode_slice(const KvCache& cache, const std::vector<double>& query, std::size_t begin, std::size_t end,
+                  DecodePart& part)
+{
+    constexpr std::size_t chunk = 2 * lanes;
+    const std::size_t d_k = cache.key_dim;
+    const std::size_t d_v = cache.value_dim;
+    part.accumulator.assign(d_v, 0.0);
+    for (std::size_t first = begin; first < end; first += chunk) {
+        const std::size_t count = std::min(chunk, end - first);
+        Lanes scores[2] = {Lanes{} + minus_infinity, Lanes{} + minus_infinity};  // a missing key weighs 0
+        double chunk_max = part.max;
+        for (std::size_t j = 0; j < count; ++j) {
+            const double* key = &cache.keys[(first + j) * d_k];
+            double dot = 0.0;
+#pragma omp simd reduction(+ : dot)
+            for (std::size_t d = 0; d < d_k; ++d) {
+                dot += query[d] * key[d];
+            }
+            scores[j / lanes][j % lanes] = dot;
+            chunk_max = std::max(chunk_max, dot);
+        }
+        const double factor = part.max == chunk_max ? 1.0 : fast_exp(part.max - chunk_max);
+        for (Lanes& eight : scores) {
+            eight -= chunk_max;
+            exp_nonpositive(eight);
+        }
+        const Lanes both = scores[0] + scores[1];
+        double chunk_sum = 0.0;
+        for (std::size_t lane = 0; lane < lanes; ++lane) {
+            chunk_sum += both[lane];
+        }
+        part.sum = part.sum * factor + chunk_sum;
+        part.max = chunk_max;
+        for (std::size_t d = 0; factor != 1.0 && d < d_v; ++d) {
+            part.accumulator[d] *= factor;
+        }
+        for (std::size_t j = 0; j < count; ++j) {
+            const double weight = scores[j / lanes][j % lanes];
+            const double* value = &cache.values[(first + j) * d_v];
+#pragma omp simd
+            for (std::size_t d = 0; d < d_v; ++d) {
+                part.accumulator[d] += weight * value[d];
+            }
+        }
+    }
+}
+//< fast-decode
+
+}  // namespace
+
+Matrix fast_decode_step(KvCache& cache, const Matrix& query, const Matrix& key, const Matrix& value)
+{
+    if (!all_finite(query) || !all_finite(key) || !all_finite(value)) {
+        return decode_step(cache, query, key, value);  // the plain step follows the edge rules
+    }
+    if (cache.key_dim == 0 && cache.keys.empty()) {
+        cache.key_dim = key.cols();
+        cache.value_dim = value.cols();
+    }
+    if (query.rows() != 1 || key.rows() != 1 || value.rows() != 1 || query.cols() != cache.key_dim ||
+        key.cols() != cache.key_dim || value.cols() != cache.value_dim || cache.key_dim == 0) {
+        throw ShapeError(fmt::format("fast_decode_step: q is {}, k is {} and v is {} but the cache holds keys of "
+                                     "width {} and values of width {}; each must be one row of that width",
+                                     shape(query), shape(key), shape(value), cache.key_dim, cache.value_dim));
+    }
+    for (std::size_t d = 0; d < cache.key_dim; ++d) {
+        cache.keys.push_back(key(0, d));
+    }
+    for (std::size_t d = 0; d < cache.value_dim; ++d) {
+        cache.values.push_back(value(0, d));
+    }
+    std::vector<double> scaled(cache.key_dim);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(cache.key_dim));
+    for (std::size_t d = 0; d < cache.key_dim; ++d) {
+        scaled[d] = query(0, d) * scale;
+    }
+    // Split-KV: each core takes one slice of the cache; the slices' states merge exactly.
+#ifdef _OPENMP
+    std::vector<DecodePart> parts(static_cast<std::size_t>(std::max(1, omp_get_max_threads())));
+#else
+    std::vector<DecodePart> parts(1);  // a build without OpenMP: one slice
+#endif
+    const std::size_t tokens = cache.length();
+#pragma omp parallel for schedule(static, 1)
+    for (std::ptrdiff_t p = 0; p < static_cast<std::ptrdiff_t>(parts.size()); ++p) {
+        const auto part = static_cast<std::size_t>(p);
+        decode_slice(cache, scaled, tokens * part / parts.size(), tokens * (part + 1) / parts.size(), parts[part]);
+    }
+    DecodePart merged = parts[0];
+    for (std::size_t part = 1; part < parts.size(); ++part) {
+        const double new_max = std::max(merged.max, parts[part].max);
+        const double first_factor = merged.max == new_max ? 1.0 : fast_exp(merged.max - new_max);
+        const double second_factor = parts[part].max == new_max ? 1.0 : fast_exp(parts[part].max - new_max);
+        merged.sum = merged.sum * first_factor + parts[part].sum * second_factor;
+        for (std::size_t d = 0; d < cache.value_dim; ++d) {
+            merged.accumulator[d] = merged.accumulator[d] * first_factor + parts[part].accumulator[d] * second_factor;
+        }
+        merged.max = new_max;
+    }
+    Matrix output(1, cache.value_dim);
+    for (std::size_t d = 0; d < cache.value_dim; ++d) {
+        output(0, d) = merged.accumulator[d] / merged.sum;
+    }
+    return output;
+}
 
 Matrix fast_attention(const Matrix& queries, const Matrix& keys, const Matrix& values, Masking masking,
                       const TileSizes& tiles)

@@ -13,6 +13,21 @@
 
 namespace sa {
 
+/// \brief The fast kernel's exponential, \f$ e^x \f$ for \f$ x \le 0 \f$, one number at a time.
+///
+/// The kernel computes it eight numbers at a time, as \f$ 2^k e^r \f$ with
+/// \f$ k = \mathrm{round}(x / \ln 2) \f$ and \f$ |r| \le \ln(2)/2 \f$: \f$ e^r \f$ from its
+/// Taylor series to \f$ r^{13}/13! \f$ and \f$ 2^k \f$ written into the exponent bits. This
+/// is the same code on one number, so that the tests can hold it against std::exp.
+///
+/// Edges: \f$ e^0 = 1 \f$ exactly; results below the smallest normal double
+/// (\f$ x < -708.4 \f$) are subnormal, as std::exp gives them; below about \f$ -745.1 \f$,
+/// and for \f$ -\infty \f$, the result is 0.
+///
+/// \param x the exponent, at most 0 (the kernel's \f$ s - \mu \f$)
+/// \return \f$ e^x \f$, within a few units in the last place of std::exp
+[[nodiscard]] double fast_exp(double x);
+
 /// \brief Which keys each query may use, without an n×m mask in memory.
 enum class Masking {
     none,   ///< every query uses every key
@@ -63,5 +78,24 @@ enum class Masking {
 /// \throws std::invalid_argument if a block size is 0 or a mask entry is neither 0 nor \f$ -\infty \f$
 [[nodiscard]] Matrix fast_attention(const Matrix& queries, const Matrix& keys, const Matrix& values,
                                     const Matrix& mask, const TileSizes& tiles = {64, 64});
+
+/// \brief decode_step() built for speed: the same step, with the cache split between the
+///        cores (split-KV) and the slices' states merged as merge_attention() does.
+///
+/// Each core walks its slice of the cache 16 keys at a time: the scores, the online
+/// softmax with the fast exponential, and the weighted values. The step reads every
+/// cached number once, so its speed is bounded by how fast the machine streams memory.
+///
+/// Edges: a query, key or value with a NaN or an infinity goes to decode_step(). The
+/// cached keys and values are not scanned (that would read the cache twice); they must be
+/// finite, as the ones this function and decode_step() append from finite rows are.
+///
+/// \param cache the cache, appended to
+/// \param query q_t, 1×d_k
+/// \param key k_t, 1×d_k
+/// \param value v_t, 1×d_v
+/// \return o_t, 1×d_v, the same as decode_step() up to rounding
+/// \throws ShapeError if a shape does not fit the cache or is not one row
+[[nodiscard]] Matrix fast_decode_step(KvCache& cache, const Matrix& query, const Matrix& key, const Matrix& value);
 
 }  // namespace sa

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -348,6 +349,89 @@ TEST_CASE("Decoding with the KV cache gives the rows of causal attention", "[ch1
     CHECK(cache.keys.size() == n * 7);
     CHECK(cache.values.size() == n * 3);
     CHECK(close_to(decoded, causal, 1e-12));
+}
+
+// Support, not a point: the learner writes decode_step, not its fast version.
+TEST_CASE("The fast decoding step equals causal attention and the plain step, slice by slice", "[ch13][support]")
+{
+    for (const auto& [n, d_k, d_v] : std::vector<std::array<std::size_t, 3>>{{1, 3, 2}, {40, 7, 3}, {300, 64, 64},
+                                                                             {100, 9, 24}}) {
+        const Inputs in = random_inputs(n + d_k, n, n, d_k, d_v);
+        const sa::Matrix causal = sa::attention(in.queries, in.keys, in.values, sa::causal_mask(n, n));
+        sa::KvCache fast_cache;
+        sa::KvCache plain_cache;
+        sa::Matrix decoded(n, d_v);
+        for (std::size_t t = 0; t < n; ++t) {
+            const sa::Matrix output =
+                sa::fast_decode_step(fast_cache, row_of(in.queries, t), row_of(in.keys, t), row_of(in.values, t));
+            static_cast<void>(
+                sa::decode_step(plain_cache, row_of(in.queries, t), row_of(in.keys, t), row_of(in.values, t)));
+            for (std::size_t d = 0; d < d_v; ++d) {
+                decoded(t, d) = output(0, d);
+            }
+        }
+        INFO(n << " tokens, d_k = " << d_k << ", d_v = " << d_v << ": row t of causal attention, whatever the "
+               "number of cores that split the cache, and the same cache as the plain step's");
+        CHECK(close_to(decoded, causal, 1e-12));
+        CHECK(fast_cache.keys == plain_cache.keys);
+        CHECK(fast_cache.values == plain_cache.values);
+    }
+    Inputs in = random_inputs(3, 2, 2, 3, 2);
+    in.values(1, 0) = not_a_number;
+    sa::KvCache cache;
+    static_cast<void>(sa::fast_decode_step(cache, row_of(in.queries, 0), row_of(in.keys, 0), row_of(in.values, 0)));
+    const sa::Matrix output =
+        sa::fast_decode_step(cache, row_of(in.queries, 1), row_of(in.keys, 1), row_of(in.values, 1));
+    INFO("a NaN in the new value goes to the plain step: NaN in its feature, a number in the other");
+    CHECK(std::isnan(output(0, 0)));
+    CHECK(std::isfinite(output(0, 1)));
+    CHECK_THROWS_WITH(sa::fast_decode_step(cache, row_of(in.queries, 0), row_of(in.values, 0), row_of(in.values, 0)),
+                      Contains("fast_decode_step") && Contains("1×2"));
+}
+
+namespace {
+
+// The distance between two non-negative doubles in units in the last place: their bit
+// patterns, read as integers, count up with the numbers, subnormal ones included.
+std::uint64_t ulps_apart(double a, double b)
+{
+    const auto bits_a = std::bit_cast<std::uint64_t>(a);
+    const auto bits_b = std::bit_cast<std::uint64_t>(b);
+    return bits_a > bits_b ? bits_a - bits_b : bits_b - bits_a;
+}
+
+}  // namespace
+
+// Support, not a point: the kernel's exponential is no exercise.
+TEST_CASE("The fast kernel's exponential is within 2 ulps of std::exp from -750 to 0, -inf and subnormals included",
+          "[ch13][support]")
+{
+    INFO("e^0 = 1 exactly, so that a score equal to the running maximum weighs exactly 1; e^-inf = 0, a masked key");
+    CHECK(sa::fast_exp(0.0) == 1.0);
+    CHECK(sa::fast_exp(-0.0) == 1.0);
+    CHECK(sa::fast_exp(-infinity) == 0.0);
+    INFO("an argument that is itself subnormal: e^x rounds to 1");
+    CHECK(sa::fast_exp(-std::numeric_limits<double>::denorm_min()) == 1.0);
+    CHECK(sa::fast_exp(-1e-310) == 1.0);
+    std::uint64_t worst = 0;
+    double worst_at = 0.0;
+    std::size_t subnormal_results = 0;
+    // A step that is no simple fraction of ln 2, so the reduced argument r covers its range.
+    for (double x = -750.0; x <= 0.0; x += 0.000731) {
+        const double want = std::exp(x);
+        subnormal_results += want > 0.0 && want < std::numeric_limits<double>::min() ? 1 : 0;
+        if (ulps_apart(sa::fast_exp(x), want) > worst) {
+            worst = ulps_apart(sa::fast_exp(x), want);
+            worst_at = x;
+        }
+    }
+    INFO("std::exp is within 1 ulp of e^x; the kernel's 2^k·e^r adds the rounding of the series and of r. The "
+         "results below e^-708.4 are subnormal, where an ulp is 2^-1074; below about -745.1 both give 0. Worst at "
+         << worst_at);
+    CHECK(subnormal_results > 40000);
+    CHECK(worst <= 2);
+    CHECK(sa::fast_exp(-745.2) == std::exp(-745.2));
+    CHECK(sa::fast_exp(-740.0) == std::exp(-740.0));
 }
 
 // Support, not a point: the counts are exact formulas with no exercise behind them, so a

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -23,6 +24,7 @@
 
 #include <cblas.h>
 #include <fmt/format.h>
+#include <omp.h>
 
 #include "attention.hpp"
 #include "cli.hpp"
@@ -71,27 +73,42 @@ void operator delete[](void* pointer, std::size_t) noexcept { counted_release(po
 namespace {
 
 struct Measurement {
-    double seconds = 0.0;  // the median
-    double bytes = 0.0;    // the peak extra allocation of one call
+    double seconds = 0.0;      // the median
+    double cpu_seconds = 0.0;  // the median of the processor time the whole process spent, every core together
+    double bytes = 0.0;        // the peak extra allocation of one call
     sa::Matrix result = {};
 };
+
+// The processor time this process has used so far, all its threads together. On a busy
+// machine a run's wall time includes the time other programs held the cores; this does not.
+double cpu_seconds()
+{
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
 
 Measurement measure(int repetitions, const std::function<sa::Matrix()>& call)
 {
     std::vector<double> times;
+    std::vector<double> cpu_times;
     Measurement measurement;
     for (int repetition = 0; repetition < repetitions; ++repetition) {
         const std::size_t before = allocated_now.load();
         allocated_peak.store(before);
+        const double cpu_start = cpu_seconds();
         const auto start = std::chrono::steady_clock::now();
         sa::Matrix result = call();
         const auto stop = std::chrono::steady_clock::now();
+        cpu_times.push_back(cpu_seconds() - cpu_start);
         times.push_back(std::chrono::duration<double>(stop - start).count());
         measurement.bytes = static_cast<double>(allocated_peak.load() - before);
         measurement.result = std::move(result);
     }
     std::sort(times.begin(), times.end());
+    std::sort(cpu_times.begin(), cpu_times.end());
     measurement.seconds = times[times.size() / 2];
+    measurement.cpu_seconds = cpu_times[cpu_times.size() / 2];
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the other library's threads go idle
     return measurement;
 }
@@ -105,6 +122,77 @@ std::vector<double> contiguous(const sa::Matrix& matrix)
         }
     }
     return data;
+}
+
+// ---- The machine's own limits, measured in the same run as the kernels.
+using Lanes = double __attribute__((vector_size(64)));  // eight doubles, as in the kernel
+
+// The fp64 peak: every core runs twelve independent chains of multiply-adds on eight
+// doubles each, all in registers, so that nothing but the arithmetic units limits it.
+// Returns GFLOP/s, counting a multiply-add as 2 operations, per second of wall time and
+// per second of processor time (every core together).
+struct Peak {
+    double wall = 0.0;
+    double cpu = 0.0;
+};
+
+Peak measure_peak(long iterations)
+{
+    constexpr int chains = 12;
+    volatile double factor_source = 0.999999999;  // unknown to the compiler: it cannot fold the chains
+    const double factor = factor_source;
+    double total = 0.0;
+    int threads = 1;
+    const double cpu_start = cpu_seconds();
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel reduction(+ : total)
+    {
+#pragma omp single
+        threads = omp_get_num_threads();
+        Lanes sums[chains];
+        for (int c = 0; c < chains; ++c) {
+            sums[c] = Lanes{} + 1.0 + c;
+        }
+        for (long i = 0; i < iterations; ++i) {
+            for (int c = 0; c < chains; ++c) {
+                sums[c] = sums[c] * factor + 1e-9;
+            }
+        }
+        for (int c = 0; c < chains; ++c) {
+            total += sums[c][0];
+        }
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double cpu = cpu_seconds() - cpu_start;
+    if (total == 0.0) {  // never true; keeps the sums alive
+        fmt::print("\n");
+    }
+    const double operations = 2.0 * 8.0 * chains * static_cast<double>(iterations) * threads;
+    return {operations / seconds / 1e9, operations / cpu / 1e9};
+}
+
+// A plain streaming read of two arrays on every core, the decoding step's bytes: the
+// seconds it takes.
+double measure_read(const std::vector<double>& first, const std::vector<double>& second)
+{
+    double total = 0.0;
+    const auto start = std::chrono::steady_clock::now();
+    const auto size = static_cast<std::ptrdiff_t>(first.size());
+#pragma omp parallel for simd reduction(+ : total)
+    for (std::ptrdiff_t i = 0; i < size; ++i) {
+        total += first[static_cast<std::size_t>(i)] + second[static_cast<std::size_t>(i)];
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (total == 0.5) {  // never true for these random numbers; keeps the read alive
+        fmt::print("\n");
+    }
+    return seconds;
+}
+
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
 }
 
 // The baseline: S = Q·Kᵀ/√d with dgemm, a row-wise softmax, O = A·V with dgemm.
@@ -167,13 +255,23 @@ struct Settings {
     int repetitions = 3;
     std::size_t decode_length = 4096;
     std::string figures = {};
+    long peak_iterations = 10000000;  // about 20 ms per core on a quiet machine
 };
 
 struct Row {
     std::size_t n = 0;
     std::string method = {};
     Measurement measurement = {};
+    Peak peak = {};  // the machine's fp64 peak, measured around this size's runs (the median so far)
 };
+
+// The share of the peak a row reaches: by wall time, and by processor time (every core together).
+Peak share_of_peak(const Row& row, std::size_t dim)
+{
+    const double operations = 4.0 * static_cast<double>(row.n) * static_cast<double>(row.n) * static_cast<double>(dim);
+    return {operations / row.measurement.seconds / 1e9 / row.peak.wall,
+            operations / row.measurement.cpu_seconds / 1e9 / row.peak.cpu};
+}
 
 constexpr double mebibyte = 1024.0 * 1024.0;
 constexpr long largest_size = 32768;  // the baseline's n×n scores alone: 8 GiB
@@ -189,8 +287,10 @@ void print_row(const Row& row, std::size_t dim, const sa::Matrix& reference)
     const double operations = 4.0 * static_cast<double>(row.n) * static_cast<double>(row.n) * static_cast<double>(dim);
     const std::string agreement =
         reference.empty() ? "(reference)" : fmt::format("{:.1e}", largest_relative_difference(row.measurement.result, reference));
-    fmt::print("{:>6}  {:<20} {:>11.2f} {:>9.2f} {:>12.2f}   {}\n", row.n, row.method, row.measurement.seconds * 1e3,
-               operations / row.measurement.seconds / 1e9, row.measurement.bytes / mebibyte, agreement);
+    const Peak share = share_of_peak(row, dim);
+    fmt::print("{:>6}  {:<20} {:>11.2f} {:>9.2f} {:>7.3f} {:>7.3f} {:>12.2f}   {}\n", row.n, row.method,
+               row.measurement.seconds * 1e3, operations / row.measurement.seconds / 1e9, share.wall, share.cpu,
+               row.measurement.bytes / mebibyte, agreement);
     std::fflush(stdout);
 }
 
@@ -201,12 +301,16 @@ std::vector<Row> compare_kernels(const Settings& settings)
     std::getline(load_file, load);
     fmt::print("{} cores, load average at the start: {}\n", std::thread::hardware_concurrency(),
                load.empty() ? "unknown" : load.substr(0, load.find(' ')));
-    fmt::print("Attention at d = {} in doubles, median of {} runs. GFLOP/s counts 4·n²·d operations; memory is\n"
-               "the peak the call allocates besides its inputs, output included (OpenBLAS's own fixed work\n"
-               "buffers are not counted). The last column is the largest relative difference from the first row.\n\n",
+    fmt::print("Attention at d = {} in doubles, median of {} runs. GFLOP/s counts 4·n²·d operations. \"peak\"\n"
+               "divides it by the machine's fp64 peak, measured at each n before the first method and after\n"
+               "each one (a register-resident multiply-add loop on every core; the median of those runs so\n"
+               "far); \"cpu\" divides operations per second of processor time, every core together, by the\n"
+               "peak's, which other programs on a busy machine cannot skew. Memory is the peak the call\n"
+               "allocates besides its inputs, output included (OpenBLAS's own fixed work buffers are not\n"
+               "counted). The last column is the largest relative difference from the first row.\n\n",
                settings.dim, settings.repetitions);
-    fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "memory (MiB)",
-               "rel. diff");
+    fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>7} {:>7} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "peak",
+               "cpu", "memory (MiB)", "rel. diff");
     std::vector<Row> rows;
     std::vector<std::size_t> sizes = settings.sizes;
     if (settings.tiled_only != 0) {
@@ -218,6 +322,20 @@ std::vector<Row> compare_kernels(const Settings& settings)
         const sa::Matrix keys = sa::random_matrix(n, settings.dim, generator);
         const sa::Matrix values = sa::random_matrix(n, settings.dim, generator);
         const bool only_tiled = n == settings.tiled_only;
+        std::vector<double> wall_peaks;
+        std::vector<double> cpu_peaks;
+        const auto add_peak = [&] {
+            const Peak peak = measure_peak(settings.peak_iterations);
+            wall_peaks.push_back(peak.wall);
+            cpu_peaks.push_back(peak.cpu);
+        };
+        add_peak();
+        const auto timed = [&](const std::string& method, int repetitions, const std::function<sa::Matrix()>& call) {
+            Row row{n, method, measure(repetitions, call)};
+            add_peak();
+            row.peak = {median(wall_peaks), median(cpu_peaks)};
+            return row;
+        };
         sa::Matrix reference;
         if (!only_tiled && n > settings.step_by_step_limit) {
             fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {})\n", n,
@@ -226,19 +344,19 @@ std::vector<Row> compare_kernels(const Settings& settings)
         }
         if (!only_tiled && n <= settings.step_by_step_limit) {
             const int repetitions = n >= 1024 ? 1 : settings.repetitions;  // the slowest by far
-            rows.push_back({n, "step by step", measure(repetitions, [&] { return sa::attention(queries, keys, values); })});
+            rows.push_back(timed("step by step", repetitions, [&] { return sa::attention(queries, keys, values); }));
             print_row(rows.back(), settings.dim, reference);
             reference = rows.back().measurement.result;
         }
         if (!only_tiled) {
-            rows.push_back({n, "OpenBLAS baseline",
-                            measure(settings.repetitions, [&] { return openblas_attention(queries, keys, values); })});
+            rows.push_back(timed("OpenBLAS baseline", settings.repetitions,
+                                 [&] { return openblas_attention(queries, keys, values); }));
             print_row(rows.back(), settings.dim, reference);
             if (reference.empty()) {
                 reference = rows.back().measurement.result;
             }
         }
-        rows.push_back({n, "tiled kernel", measure(settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); })});
+        rows.push_back(timed("tiled kernel", settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); }));
         print_row(rows.back(), settings.dim, reference);
         if (only_tiled) {
             fmt::print("{:>6}  {:<20} not run: its n×n scores alone would take {}\n", n, "OpenBLAS baseline",
@@ -273,9 +391,15 @@ void print_ratios(const std::vector<Row>& rows)
     }
 }
 
+struct Decoding {
+    double bandwidth_share = 0.0;  // the fast step's bytes per second over the plain read's
+    double speedup = 0.0;          // recomputing's time over the fast step's
+};
+
 // The last step of decoding N tokens: with the cache, 4·N·d operations; recomputing
-// the prefix's causal attention, 2·N·(N+1)·d.
-void compare_decoding(const Settings& settings)
+// the prefix's causal attention, 2·N·(N+1)·d. The fast step is timed next to a plain
+// read of the same bytes, repetition by repetition.
+Decoding compare_decoding(const Settings& settings)
 {
     const std::size_t length = settings.decode_length;
     sa::SplitMix64 generator(length + 1);
@@ -296,32 +420,71 @@ void compare_decoding(const Settings& settings)
     const sa::Matrix last_query = row(queries, length - 1);
     const sa::Matrix last_key = row(keys, length - 1);
     const sa::Matrix last_value = row(values, length - 1);
-    // The step appends to the cache; taking the row off again afterwards (outside the timing)
+    // A step appends to the cache; taking the row off again afterwards (outside the timing)
     // keeps every repetition a step from N - 1 to N tokens, with no copy of the cache timed.
-    std::vector<double> step_times;
-    sa::Matrix cached_output;
-    for (int repetition = 0; repetition < 51; ++repetition) {
+    const auto time_step = [&](auto step, sa::Matrix& output) {
         const auto start = std::chrono::steady_clock::now();
-        cached_output = sa::decode_step(prefix, last_query, last_key, last_value);
-        const auto stop = std::chrono::steady_clock::now();
-        step_times.push_back(std::chrono::duration<double>(stop - start).count());
+        output = step(prefix, last_query, last_key, last_value);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         prefix.keys.resize((length - 1) * prefix.key_dim);
         prefix.values.resize((length - 1) * prefix.value_dim);
+        return seconds;
+    };
+    std::vector<double> fast_times;
+    std::vector<double> plain_times;
+    std::vector<double> read_times;
+    sa::Matrix fast_output;
+    sa::Matrix plain_output;
+    for (int repetition = 0; repetition < 51; ++repetition) {  // back to back, as a decoder runs its steps
+        fast_times.push_back(time_step(sa::fast_decode_step, fast_output));
+        read_times.push_back(measure_read(prefix.keys, prefix.values));
     }
-    std::sort(step_times.begin(), step_times.end());
-    const Measurement cached{step_times[step_times.size() / 2], 0.0, cached_output};
+    for (int repetition = 0; repetition < 51; ++repetition) {
+        plain_times.push_back(time_step(sa::decode_step, plain_output));
+    }
     const Measurement recomputed = measure(settings.repetitions, [&] {
         return sa::fast_attention(queries, keys, values, sa::Masking::causal);
     });
     const double d = static_cast<double>(settings.dim);
     const double big_n = static_cast<double>(length);
-    const double difference = largest_relative_difference(cached.result, row(recomputed.result, length - 1));
-    fmt::print("\nDecoding token N = {} at d = {}: one step with the KV cache ({:.0f} operations) takes {:.3f} ms;\n"
-               "recomputing the prefix's causal attention with the tiled kernel ({:.0f} operations) takes {:.3f} ms\n"
-               "(medians of 51 steps and of {} recomputations).\n"
-               "The cache is {:.0f} times faster (relative difference of the new output: {:.1e}).\n",
-               length, settings.dim, 4.0 * big_n * d, cached.seconds * 1e3, 2.0 * big_n * (big_n + 1.0) * d,
-               recomputed.seconds * 1e3, settings.repetitions, recomputed.seconds / cached.seconds, difference);
+    const double bytes = static_cast<double>(sa::cached_step_reads(length, settings.dim, settings.dim)) * 8.0;
+    const double fast = median(fast_times);
+    const double read = median(read_times);
+    const sa::Matrix reference = row(recomputed.result, length - 1);
+    fmt::print("\nDecoding token N = {} at d = {}: one step with the KV cache ({:.0f} operations, reading {}) takes\n"
+               "{:.3f} ms ({:.1f} GB/s) with sa::fast_decode_step and {:.3f} ms with the book's sa::decode_step.\n"
+               "A plain read of the same bytes on every core takes {:.3f} ms ({:.1f} GB/s): the fast step reads at\n"
+               "{:.2f} of the machine's streaming bandwidth. Recomputing the prefix's causal attention with the\n"
+               "tiled kernel ({:.0f} operations) takes {:.3f} ms (medians of 51 fast steps and reads, interleaved,\n"
+               "of 51 plain steps and of {} recomputations). The cache is {:.0f} times faster (relative difference of the new output:\n"
+               "{:.1e} fast, {:.1e} plain).\n",
+               length, settings.dim, 4.0 * big_n * d, bytes_text(bytes), fast * 1e3, bytes / fast / 1e9,
+               median(plain_times) * 1e3, read * 1e3, bytes / read / 1e9, read / fast, 2.0 * big_n * (big_n + 1.0) * d,
+               recomputed.seconds * 1e3, settings.repetitions, recomputed.seconds / fast,
+               largest_relative_difference(fast_output, reference), largest_relative_difference(plain_output, reference));
+    return {read / fast, recomputed.seconds / fast};
+}
+
+// The goals of the fast paths, as ratios measured side by side in this run.
+void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const Settings& settings)
+{
+    fmt::print("\nGoals, as ratios measured in this run:\n");
+    for (const std::size_t n : {std::size_t{4096}, std::size_t{8192}}) {
+        const Row* tiled = find_row(rows, n, "tiled kernel");
+        const Row* baseline = find_row(rows, n, "OpenBLAS baseline");
+        if (tiled != nullptr) {
+            const Peak share = share_of_peak(*tiled, settings.dim);
+            fmt::print("  n = {}: the tiled kernel runs at {:.3f} of the fp64 peak by wall time, {:.3f} by processor "
+                       "time (goal: at least 0.667){}\n", n, share.wall, share.cpu,
+                       baseline == nullptr ? std::string()
+                                           : fmt::format("; the baseline at {:.3f} and {:.3f}",
+                                                         share_of_peak(*baseline, settings.dim).wall,
+                                                         share_of_peak(*baseline, settings.dim).cpu));
+        }
+    }
+    fmt::print("  decoding at N = {}: the step reads at {:.2f} of the streaming bandwidth (goal: at least 0.5),\n"
+               "  and the cache is {:.0f} times faster than recomputing (goal: at least 500 at N = 4096)\n",
+               settings.decode_length, decoding.bandwidth_share, decoding.speedup);
 }
 
 void write_figures(const std::vector<Row>& rows, const Settings& settings)
@@ -365,9 +528,9 @@ Settings read_settings(const sa::Example& example)
     }
     Settings settings;
     if (smoke) {
-        settings = {{64, 128}, 256, 256, 64, 1, 256, {}};
+        settings = {{64, 128}, 256, 256, 64, 1, 256, {}, 200000};
     } else if (quick) {
-        settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, {}};
+        settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, {}, 2000000};
     }
     if (sa::flag_option(example, "--all")) {
         settings.step_by_step_limit = 1 << 20;  // the step-by-step reference at every size
@@ -388,7 +551,8 @@ std::string run_benchmark(const sa::Example& example)
     const Settings settings = read_settings(example);  // every option checked before the first line
     const std::vector<Row> rows = compare_kernels(settings);
     print_ratios(rows);
-    compare_decoding(settings);
+    const Decoding decoding = compare_decoding(settings);
+    print_goals(rows, decoding, settings);
     if (!settings.figures.empty()) {
         write_figures(rows, settings);
     }

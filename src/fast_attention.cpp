@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <stdexcept>
 #include <vector>
 
@@ -19,6 +20,25 @@ namespace sa {
 namespace {
 
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
+
+// Arrays that start on a 64-byte boundary: a cache line, and the width of one vector of
+// eight doubles, so that no load or store of eight numbers straddles two cache lines.
+template <typename T>
+struct CacheLineAllocator {
+    using value_type = T;
+    CacheLineAllocator() = default;
+    template <typename U>
+    explicit CacheLineAllocator(const CacheLineAllocator<U>& /*other*/)
+    {
+    }
+    T* allocate(std::size_t count)
+    {
+        return static_cast<T*>(::operator new(count * sizeof(T), std::align_val_t{64}));
+    }
+    void deallocate(T* pointer, std::size_t /*count*/) { ::operator delete(pointer, std::align_val_t{64}); }
+    friend bool operator==(const CacheLineAllocator& /*a*/, const CacheLineAllocator& /*b*/) { return true; }
+};
+using Numbers = std::vector<double, CacheLineAllocator<double>>;
 
 //> micro-kernel
 // C (8×16) = A (8×depth) · B (depth×16), or C += it, where B is a panel: its 16 columns
@@ -100,27 +120,20 @@ inline void exp_nonpositive(Lanes& x)
     const Lanes shifted = clamped * log2e + round_shift;  // k + 1.5·2^52, k in the low bits
     const Lanes k = shifted - round_shift;
     const Lanes r = (clamped - k * ln2_high) - k * ln2_low;
-    Lanes terms[14];  // 1/i!, then the partial sums of Estrin's scheme
-    double factorial = 1.0;
-    for (std::size_t i = 0; i < 14; ++i) {
-        factorial *= i == 0 ? 1.0 : static_cast<double>(i);
-        terms[i] = Lanes{} + 1.0 / factorial;
-    }
-    Lanes power = r;
-    for (std::size_t count = 14; count > 1; count = (count + 1) / 2) {
-        for (std::size_t i = 0; i < count / 2; ++i) {
-            terms[i] = terms[2 * i] + terms[2 * i + 1] * power;
-        }
-        if (count % 2 == 1) {
-            terms[count / 2] = terms[count - 1];
-        }
-        power = power * power;
-    }
+    constexpr double c[14] = {1.0,          1.0,           1.0 / 2,        1.0 / 6,         1.0 / 24,
+                              1.0 / 120,    1.0 / 720,     1.0 / 5040,     1.0 / 40320,     1.0 / 362880,
+                              1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};  // c_i = 1/i!
+    const Lanes r2 = r * r;
+    const Lanes r4 = r2 * r2;
+    const Lanes r8 = r4 * r4;
+    const Lanes low = ((c[0] + c[1] * r) + (c[2] + c[3] * r) * r2) + ((c[4] + c[5] * r) + (c[6] + c[7] * r) * r2) * r4;
+    const Lanes high = ((c[8] + c[9] * r) + (c[10] + c[11] * r) * r2) + (c[12] + c[13] * r) * r4;
+    const Lanes series = low + high * r8;  // e^r
     const Bits whole = __builtin_bit_cast(Bits, shifted) - __builtin_bit_cast(Bits, Lanes{} + round_shift);  // k
     const Bits half = whole >> 1;
     const Lanes low_power = __builtin_bit_cast(Lanes, (half + 1023) << 52);  // 2^h: h + 1023 in the exponent
     const Lanes high_power = __builtin_bit_cast(Lanes, (whole - half + 1023) << 52);
-    x = terms[0] * low_power * high_power;
+    x = series * low_power * high_power;
 }
 //< fast-exp
 
@@ -143,9 +156,9 @@ struct Operands {
     std::size_t value_dim = 0;   // d_v
     std::size_t padded_keys = 0; // m rounded up to a multiple of 16
     std::size_t value_cols = 0;  // d_v rounded up to a multiple of 16
-    std::vector<double> q = {};  // (n + 8)×d_k: the last row tile of a block may run past row n
-    std::vector<double> k = {};  // panel p: keys 16p to 16p + 15, d_k rows of 16 (Kᵀ, one panel at a time)
-    std::vector<double> v = {};  // panel p: value columns 16p to 16p + 15, padded_keys rows of 16
+    Numbers q = {};  // (n + 8)×d_k: the last row tile of a block may run past row n
+    Numbers k = {};  // panel p: keys 16p to 16p + 15, d_k rows of 16 (Kᵀ, one panel at a time)
+    Numbers v = {};  // panel p: value columns 16p to 16p + 15, padded_keys rows of 16
 };
 
 Operands copy_operands(const Matrix& queries, const Matrix& keys, const Matrix& values)
@@ -190,8 +203,8 @@ bool all_finite(const Matrix& matrix)
 // padded to a multiple of 8 and its columns to a multiple of 16.
 struct Scratch {
     std::size_t score_cols = 0;            // B_c rounded up to 16, and 16 more for a block that starts mid-panel
-    std::vector<double> scores = {};       // rows×score_cols
-    std::vector<double> accumulator = {};  // rows×value_cols
+    Numbers scores = {};       // rows×score_cols
+    Numbers accumulator = {};  // rows×value_cols
     std::vector<double> max = {};          // rows
     std::vector<double> sum = {};          // rows
     std::vector<double> new_max = {};      // rows: the maxima after this block

@@ -61,6 +61,31 @@ void counted_release(void* pointer) noexcept
         std::free(block);
     }
 }
+// The same for an over-aligned allocation (the fast kernel's arrays start on a cache
+// line): the size is kept in a header as wide as the alignment, so the block stays aligned.
+void* counted_aligned_allocation(std::size_t size, std::align_val_t alignment)
+{
+    const auto align = static_cast<std::size_t>(alignment);
+    void* block = std::aligned_alloc(align, (size + 2 * align - 1) / align * align);
+    if (block == nullptr) {
+        throw std::bad_alloc();
+    }
+    *static_cast<std::size_t*>(block) = size;
+    const std::size_t now = allocated_now.fetch_add(size) + size;
+    std::size_t peak = allocated_peak.load();
+    while (now > peak && !allocated_peak.compare_exchange_weak(peak, now)) {
+    }
+    return static_cast<char*>(block) + align;
+}
+
+void counted_aligned_release(void* pointer, std::align_val_t alignment) noexcept
+{
+    if (pointer != nullptr) {
+        void* block = static_cast<char*>(pointer) - static_cast<std::size_t>(alignment);
+        allocated_now.fetch_sub(*static_cast<std::size_t*>(block));
+        std::free(block);
+    }
+}
 }  // namespace
 
 void* operator new(std::size_t size) { return counted_allocation(size); }
@@ -69,6 +94,18 @@ void operator delete(void* pointer) noexcept { counted_release(pointer); }
 void operator delete[](void* pointer) noexcept { counted_release(pointer); }
 void operator delete(void* pointer, std::size_t) noexcept { counted_release(pointer); }
 void operator delete[](void* pointer, std::size_t) noexcept { counted_release(pointer); }
+void* operator new(std::size_t size, std::align_val_t alignment) { return counted_aligned_allocation(size, alignment); }
+void* operator new[](std::size_t size, std::align_val_t alignment) { return counted_aligned_allocation(size, alignment); }
+void operator delete(void* pointer, std::align_val_t alignment) noexcept { counted_aligned_release(pointer, alignment); }
+void operator delete[](void* pointer, std::align_val_t alignment) noexcept { counted_aligned_release(pointer, alignment); }
+void operator delete(void* pointer, std::size_t, std::align_val_t alignment) noexcept
+{
+    counted_aligned_release(pointer, alignment);
+}
+void operator delete[](void* pointer, std::size_t, std::align_val_t alignment) noexcept
+{
+    counted_aligned_release(pointer, alignment);
+}
 
 namespace {
 

@@ -1,7 +1,9 @@
 // Chapter 13's benchmark: the book's attention(), the baseline a practitioner would write
 // (OpenBLAS's dgemm for the two products, a softmax in between) and the fast tiled kernel,
-// side by side in one run, at d = 64 in doubles; then KV-cache decoding against
-// recomputing the prefix. Times are medians; memory is the peak the call allocates.
+// side by side in one run, at d = 64 in doubles, each as a share of the machine's fp64
+// peak measured in the same run; then KV-cache decoding, next to a plain read of the same
+// bytes and against recomputing the prefix. Times are medians; memory is the peak the call
+// allocates.
 //
 //   build/bin/ch13-benchmark                 the full comparison, n = 512 to 8192, and n = 16384 tiled only
 //   build/bin/ch13-benchmark --quick --figures DIR   a short run for the book's figures

@@ -147,8 +147,9 @@ double fast_exp(double x)
 }
 
 namespace {
-// The inputs, copied once into the layouts the products read front to back: Q divided by
-// √d_k, row after row; Kᵀ and V in panels of 16 columns. Every padding entry is 0.
+// The inputs, copied once (through data(), without a bounds check per entry) into the
+// layouts the products read front to back: Q divided by √d_k, row after row; Kᵀ and V
+// in panels of 16 columns. Every padding entry is 0.
 struct Operands {
     std::size_t queries = 0;     // n
     std::size_t keys = 0;        // m
@@ -171,17 +172,18 @@ Operands copy_operands(const Matrix& queries, const Matrix& keys, const Matrix& 
     ops.v.assign(ops.padded_keys * ops.value_cols, 0.0);
     for (std::size_t i = 0; i < ops.queries; ++i) {
         for (std::size_t d = 0; d < ops.key_dim; ++d) {
-            ops.q[i * ops.key_dim + d] = queries(i, d) * scale;
+            ops.q[i * ops.key_dim + d] = queries.data()[i * ops.key_dim + d] * scale;
         }
     }
     for (std::size_t j = 0; j < ops.keys; ++j) {
         const std::size_t panel = j / panel_width;
         const std::size_t column = j % panel_width;
         for (std::size_t d = 0; d < ops.key_dim; ++d) {
-            ops.k[(panel * ops.key_dim + d) * panel_width + column] = keys(j, d);
+            ops.k[(panel * ops.key_dim + d) * panel_width + column] = keys.data()[j * ops.key_dim + d];
         }
         for (std::size_t d = 0; d < ops.value_dim; ++d) {
-            ops.v[(d / panel_width * ops.padded_keys + j) * panel_width + d % panel_width] = values(j, d);
+            ops.v[(d / panel_width * ops.padded_keys + j) * panel_width + d % panel_width] =
+                values.data()[j * ops.value_dim + d];
         }
     }
     return ops;
@@ -189,14 +191,8 @@ Operands copy_operands(const Matrix& queries, const Matrix& keys, const Matrix& 
 
 bool all_finite(const Matrix& matrix)
 {
-    for (std::size_t r = 0; r < matrix.rows(); ++r) {
-        for (std::size_t c = 0; c < matrix.cols(); ++c) {
-            if (!std::isfinite(matrix(r, c))) {
-                return false;
-            }
-        }
-    }
-    return true;
+    return std::all_of(matrix.data(), matrix.data() + matrix.rows() * matrix.cols(),
+                       [](double entry) { return std::isfinite(entry); });
 }
 
 // Per core: one block of scores and the state of one block of query rows, its rows
@@ -368,7 +364,7 @@ void attend_query_block(const Operands& ops, const MaskRule& rule, const TileSiz
         const std::size_t r = i - first_query;
         const double sum = scratch.sum[r];
         for (std::size_t d = 0; d < ops.value_dim; ++d) {
-            outputs(i, d) = sum == 0.0 ? 0.0 : scratch.accumulator[r * ops.value_cols + d] / sum;
+            outputs.data()[i * ops.value_dim + d] = sum == 0.0 ? 0.0 : scratch.accumulator[r * ops.value_cols + d] / sum;
         }
     }
 }

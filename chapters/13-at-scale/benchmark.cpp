@@ -469,15 +469,30 @@ Decoding compare_decoding(const Settings& settings)
         prefix.values.resize((length - 1) * prefix.value_dim);
         return seconds;
     };
-    std::vector<double> fast_times;
-    std::vector<double> plain_times;
-    std::vector<double> read_times;
+    // The fast step and a plain read of the same bytes, interleaved, on one core and then on
+    // every core (split-KV). On a busy machine a step on two cores may wait a whole time
+    // slice for the second one, so both are shown, and the goals take the faster setting.
+    const int cores = omp_get_max_threads();
+    struct Setting {
+        int threads = 1;
+        double step = 0.0;  // median seconds
+        double read = 0.0;
+    };
+    std::vector<Setting> settings_timed;
     sa::Matrix fast_output;
-    sa::Matrix plain_output;
-    for (int repetition = 0; repetition < 51; ++repetition) {  // back to back, as a decoder runs its steps
-        fast_times.push_back(time_step(sa::fast_decode_step, fast_output));
-        read_times.push_back(measure_read(prefix.keys, prefix.values));
+    for (const int threads : {1, cores}) {
+        omp_set_num_threads(threads);
+        std::vector<double> fast_times;
+        std::vector<double> read_times;
+        for (int repetition = 0; repetition < 51; ++repetition) {  // back to back, as a decoder runs its steps
+            fast_times.push_back(time_step(sa::fast_decode_step, fast_output));
+            read_times.push_back(measure_read(prefix.keys, prefix.values));
+        }
+        settings_timed.push_back({threads, median(fast_times), median(read_times)});
     }
+    omp_set_num_threads(cores);
+    std::vector<double> plain_times;
+    sa::Matrix plain_output;
     for (int repetition = 0; repetition < 51; ++repetition) {
         plain_times.push_back(time_step(sa::decode_step, plain_output));
     }
@@ -487,21 +502,28 @@ Decoding compare_decoding(const Settings& settings)
     const double d = static_cast<double>(settings.dim);
     const double big_n = static_cast<double>(length);
     const double bytes = static_cast<double>(sa::cached_step_reads(length, settings.dim, settings.dim)) * 8.0;
-    const double fast = median(fast_times);
-    const double read = median(read_times);
     const sa::Matrix reference = row(recomputed.result, length - 1);
-    fmt::print("\nDecoding token N = {} at d = {}: one step with the KV cache ({:.0f} operations, reading {}) takes\n"
-               "{:.3f} ms ({:.1f} GB/s) with sa::fast_decode_step and {:.3f} ms with the book's sa::decode_step.\n"
-               "A plain read of the same bytes on every core takes {:.3f} ms ({:.1f} GB/s): the fast step reads at\n"
-               "{:.2f} of the machine's streaming bandwidth. Recomputing the prefix's causal attention with the\n"
-               "tiled kernel ({:.0f} operations) takes {:.3f} ms (medians of 51 fast steps and reads, interleaved,\n"
-               "of 51 plain steps and of {} recomputations). The cache is {:.0f} times faster (relative difference of the new output:\n"
-               "{:.1e} fast, {:.1e} plain).\n",
-               length, settings.dim, 4.0 * big_n * d, bytes_text(bytes), fast * 1e3, bytes / fast / 1e9,
-               median(plain_times) * 1e3, read * 1e3, bytes / read / 1e9, read / fast, 2.0 * big_n * (big_n + 1.0) * d,
-               recomputed.seconds * 1e3, settings.repetitions, recomputed.seconds / fast,
+    fmt::print("\nDecoding token N = {} at d = {}: one step with the KV cache ({:.0f} operations, reading {}),\n"
+               "next to a plain read of the same bytes (medians of 51 of each, interleaved):\n", length, settings.dim,
+               4.0 * big_n * d, bytes_text(bytes));
+    const Setting* best = &settings_timed.front();
+    for (const Setting& timed : settings_timed) {
+        fmt::print("  on {} core(s): sa::fast_decode_step {:.3f} ms ({:.1f} GB/s), the read {:.3f} ms ({:.1f} GB/s): "
+                   "{:.2f} of the read's speed\n", timed.threads, timed.step * 1e3, bytes / timed.step / 1e9,
+                   timed.read * 1e3, bytes / timed.read / 1e9, timed.read / timed.step);
+        best = timed.step < best->step ? &timed : best;
+    }
+    fmt::print("The book's sa::decode_step takes {:.3f} ms (median of 51). Recomputing the prefix's causal attention\n"
+               "with the tiled kernel ({:.0f} operations) takes {:.3f} ms (median of {}). With the faster setting the\n"
+               "cache is {:.0f} times faster (relative difference of the new output: {:.1e} fast, {:.1e} plain).\n",
+               median(plain_times) * 1e3, 2.0 * big_n * (big_n + 1.0) * d, recomputed.seconds * 1e3,
+               settings.repetitions, recomputed.seconds / best->step,
                largest_relative_difference(fast_output, reference), largest_relative_difference(plain_output, reference));
-    return {read / fast, recomputed.seconds / fast};
+    double fastest_read = settings_timed.front().read;  // the machine's streaming bandwidth: its best setting
+    for (const Setting& timed : settings_timed) {
+        fastest_read = std::min(fastest_read, timed.read);
+    }
+    return {fastest_read / best->step, recomputed.seconds / best->step};
 }
 
 // The goals of the fast paths, as ratios measured side by side in this run.
@@ -521,7 +543,7 @@ void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const S
                                                          share_of_peak(*baseline, settings.dim).cpu));
         }
     }
-    fmt::print("  decoding at N = {}: the step reads at {:.2f} of the streaming bandwidth (goal: at least 0.5),\n"
+    fmt::print("  decoding at N = {}: the faster step reads at {:.2f} of the faster read's bandwidth (goal: at least 0.5),\n"
                "  and the cache is {:.0f} times faster than recomputing (goal: at least 500 at N = 4096)\n",
                settings.decode_length, decoding.bandwidth_share, decoding.speedup);
 }

@@ -333,7 +333,7 @@ void print_row(const Row& row, std::size_t dim, const sa::Matrix& reference)
     std::fflush(stdout);
 }
 
-std::vector<Row> compare_kernels(const Settings& settings)
+void print_header(const Settings& settings)
 {
     std::ifstream load_file("/proc/loadavg");
     std::string load;
@@ -350,6 +350,26 @@ std::vector<Row> compare_kernels(const Settings& settings)
                settings.dim, settings.repetitions);
     fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>7} {:>7} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "peak",
                "cpu", "memory (MiB)", "rel. diff");
+}
+
+// The machine's peak, measured again after each method at one n; a row takes the median so far.
+struct PeakRuns {
+    long iterations = 0;
+    std::vector<double> wall = {};
+    std::vector<double> cpu = {};
+
+    Peak measure_again()
+    {
+        const Peak peak = measure_peak(iterations);
+        wall.push_back(peak.wall);
+        cpu.push_back(peak.cpu);
+        return {median(wall), median(cpu)};
+    }
+};
+
+std::vector<Row> compare_kernels(const Settings& settings)
+{
+    print_header(settings);
     std::vector<Row> rows;
     std::vector<std::size_t> sizes = settings.sizes;
     if (settings.tiled_only != 0) {
@@ -361,18 +381,11 @@ std::vector<Row> compare_kernels(const Settings& settings)
         const sa::Matrix keys = sa::random_matrix(n, settings.dim, generator);
         const sa::Matrix values = sa::random_matrix(n, settings.dim, generator);
         const bool only_tiled = n == settings.tiled_only;
-        std::vector<double> wall_peaks;
-        std::vector<double> cpu_peaks;
-        const auto add_peak = [&] {
-            const Peak peak = measure_peak(settings.peak_iterations);
-            wall_peaks.push_back(peak.wall);
-            cpu_peaks.push_back(peak.cpu);
-        };
-        add_peak();
+        PeakRuns peaks{settings.peak_iterations};
+        peaks.measure_again();
         const auto timed = [&](const std::string& method, int repetitions, const std::function<sa::Matrix()>& call) {
             Row row{n, method, measure(repetitions, call)};
-            add_peak();
-            row.peak = {median(wall_peaks), median(cpu_peaks)};
+            row.peak = peaks.measure_again();
             return row;
         };
         sa::Matrix reference;
@@ -431,13 +444,71 @@ void print_ratios(const std::vector<Row>& rows)
 }
 
 struct Decoding {
-    double bandwidth_share = 0.0;  // the fast step's bytes per second over the plain read's
+    double bandwidth_share = 0.0;  // the faster step's bytes per second over the faster read's
     double speedup = 0.0;          // recomputing's time over the fast step's
 };
 
+// Row r of a matrix, as a 1-row matrix.
+sa::Matrix row_of(const sa::Matrix& matrix, std::size_t r)
+{
+    sa::Matrix one(1, matrix.cols());
+    for (std::size_t c = 0; c < matrix.cols(); ++c) {
+        one(0, c) = matrix(r, c);
+    }
+    return one;
+}
+
+// A cache of N - 1 tokens and the N-th token's query, key and value. A step appends to the
+// cache; taking the row off again afterwards (outside the timing) keeps every repetition a
+// step from N - 1 to N tokens, with no copy of the cache timed.
+struct DecodingRun {
+    sa::KvCache prefix = {};
+    sa::Matrix query = {};
+    sa::Matrix key = {};
+    sa::Matrix value = {};
+
+    template <typename Step>
+    double time_step(Step step, sa::Matrix& output)
+    {
+        const std::size_t before = prefix.length();
+        const auto start = std::chrono::steady_clock::now();
+        output = step(prefix, query, key, value);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        prefix.keys.resize(before * prefix.key_dim);
+        prefix.values.resize(before * prefix.value_dim);
+        return seconds;
+    }
+};
+
+struct StepTiming {
+    int threads = 1;
+    double step = 0.0;  // median seconds of sa::fast_decode_step
+    double read = 0.0;  // median seconds of a plain read of the same bytes
+};
+
+// The fast step and a plain read of the same bytes, interleaved, on one core and then on
+// every core (split-KV). On a busy machine a step on two cores may wait a whole time slice
+// for the second one, so both are shown, and the goals take the faster setting.
+std::vector<StepTiming> time_fast_steps(DecodingRun& run, sa::Matrix& output)
+{
+    const int cores = omp_get_max_threads();
+    std::vector<StepTiming> timings;
+    for (const int threads : {1, cores}) {
+        omp_set_num_threads(threads);
+        std::vector<double> step_times;
+        std::vector<double> read_times;
+        for (int repetition = 0; repetition < 51; ++repetition) {  // back to back, as a decoder runs its steps
+            step_times.push_back(run.time_step(sa::fast_decode_step, output));
+            read_times.push_back(measure_read(run.prefix.keys, run.prefix.values));
+        }
+        timings.push_back({threads, median(step_times), median(read_times)});
+    }
+    omp_set_num_threads(cores);
+    return timings;
+}
+
 // The last step of decoding N tokens: with the cache, 4·N·d operations; recomputing
-// the prefix's causal attention, 2·N·(N+1)·d. The fast step is timed next to a plain
-// read of the same bytes, repetition by repetition.
+// the prefix's causal attention, 2·N·(N+1)·d.
 Decoding compare_decoding(const Settings& settings)
 {
     const std::size_t length = settings.decode_length;
@@ -445,56 +516,19 @@ Decoding compare_decoding(const Settings& settings)
     const sa::Matrix queries = sa::random_matrix(length, settings.dim, generator);
     const sa::Matrix keys = sa::random_matrix(length, settings.dim, generator);
     const sa::Matrix values = sa::random_matrix(length, settings.dim, generator);
-    const auto row = [](const sa::Matrix& matrix, std::size_t r) {
-        sa::Matrix one(1, matrix.cols());
-        for (std::size_t c = 0; c < matrix.cols(); ++c) {
-            one(0, c) = matrix(r, c);
-        }
-        return one;
-    };
-    sa::KvCache prefix;
+    DecodingRun run;
+    run.query = row_of(queries, length - 1);
+    run.key = row_of(keys, length - 1);
+    run.value = row_of(values, length - 1);
     for (std::size_t t = 0; t + 1 < length; ++t) {
-        static_cast<void>(sa::decode_step(prefix, row(queries, t), row(keys, t), row(values, t)));
+        static_cast<void>(sa::decode_step(run.prefix, row_of(queries, t), row_of(keys, t), row_of(values, t)));
     }
-    const sa::Matrix last_query = row(queries, length - 1);
-    const sa::Matrix last_key = row(keys, length - 1);
-    const sa::Matrix last_value = row(values, length - 1);
-    // A step appends to the cache; taking the row off again afterwards (outside the timing)
-    // keeps every repetition a step from N - 1 to N tokens, with no copy of the cache timed.
-    const auto time_step = [&](auto step, sa::Matrix& output) {
-        const auto start = std::chrono::steady_clock::now();
-        output = step(prefix, last_query, last_key, last_value);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        prefix.keys.resize((length - 1) * prefix.key_dim);
-        prefix.values.resize((length - 1) * prefix.value_dim);
-        return seconds;
-    };
-    // The fast step and a plain read of the same bytes, interleaved, on one core and then on
-    // every core (split-KV). On a busy machine a step on two cores may wait a whole time
-    // slice for the second one, so both are shown, and the goals take the faster setting.
-    const int cores = omp_get_max_threads();
-    struct Setting {
-        int threads = 1;
-        double step = 0.0;  // median seconds
-        double read = 0.0;
-    };
-    std::vector<Setting> settings_timed;
     sa::Matrix fast_output;
-    for (const int threads : {1, cores}) {
-        omp_set_num_threads(threads);
-        std::vector<double> fast_times;
-        std::vector<double> read_times;
-        for (int repetition = 0; repetition < 51; ++repetition) {  // back to back, as a decoder runs its steps
-            fast_times.push_back(time_step(sa::fast_decode_step, fast_output));
-            read_times.push_back(measure_read(prefix.keys, prefix.values));
-        }
-        settings_timed.push_back({threads, median(fast_times), median(read_times)});
-    }
-    omp_set_num_threads(cores);
+    const std::vector<StepTiming> timings = time_fast_steps(run, fast_output);
     std::vector<double> plain_times;
     sa::Matrix plain_output;
     for (int repetition = 0; repetition < 51; ++repetition) {
-        plain_times.push_back(time_step(sa::decode_step, plain_output));
+        plain_times.push_back(run.time_step(sa::decode_step, plain_output));
     }
     const Measurement recomputed = measure(settings.repetitions, [&] {
         return sa::fast_attention(queries, keys, values, sa::Masking::causal);
@@ -502,28 +536,26 @@ Decoding compare_decoding(const Settings& settings)
     const double d = static_cast<double>(settings.dim);
     const double big_n = static_cast<double>(length);
     const double bytes = static_cast<double>(sa::cached_step_reads(length, settings.dim, settings.dim)) * 8.0;
-    const sa::Matrix reference = row(recomputed.result, length - 1);
     fmt::print("\nDecoding token N = {} at d = {}: one step with the KV cache ({:.0f} operations, reading {}),\n"
                "next to a plain read of the same bytes (medians of 51 of each, interleaved):\n", length, settings.dim,
                4.0 * big_n * d, bytes_text(bytes));
-    const Setting* best = &settings_timed.front();
-    for (const Setting& timed : settings_timed) {
+    StepTiming best = timings.front();
+    double fastest_read = timings.front().read;  // the machine's streaming bandwidth: its best setting
+    for (const StepTiming& timing : timings) {
         fmt::print("  on {} core(s): sa::fast_decode_step {:.3f} ms ({:.1f} GB/s), the read {:.3f} ms ({:.1f} GB/s): "
-                   "{:.2f} of the read's speed\n", timed.threads, timed.step * 1e3, bytes / timed.step / 1e9,
-                   timed.read * 1e3, bytes / timed.read / 1e9, timed.read / timed.step);
-        best = timed.step < best->step ? &timed : best;
+                   "{:.2f} of the read's speed\n", timing.threads, timing.step * 1e3, bytes / timing.step / 1e9,
+                   timing.read * 1e3, bytes / timing.read / 1e9, timing.read / timing.step);
+        best = timing.step < best.step ? timing : best;
+        fastest_read = std::min(fastest_read, timing.read);
     }
+    const sa::Matrix reference = row_of(recomputed.result, length - 1);
     fmt::print("The book's sa::decode_step takes {:.3f} ms (median of 51). Recomputing the prefix's causal attention\n"
                "with the tiled kernel ({:.0f} operations) takes {:.3f} ms (median of {}). With the faster setting the\n"
                "cache is {:.0f} times faster (relative difference of the new output: {:.1e} fast, {:.1e} plain).\n",
                median(plain_times) * 1e3, 2.0 * big_n * (big_n + 1.0) * d, recomputed.seconds * 1e3,
-               settings.repetitions, recomputed.seconds / best->step,
+               settings.repetitions, recomputed.seconds / best.step,
                largest_relative_difference(fast_output, reference), largest_relative_difference(plain_output, reference));
-    double fastest_read = settings_timed.front().read;  // the machine's streaming bandwidth: its best setting
-    for (const Setting& timed : settings_timed) {
-        fastest_read = std::min(fastest_read, timed.read);
-    }
-    return {fastest_read / best->step, recomputed.seconds / best->step};
+    return {fastest_read / best.step, recomputed.seconds / best.step};
 }
 
 // The goals of the fast paths, as ratios measured side by side in this run.

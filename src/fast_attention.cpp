@@ -363,8 +363,9 @@ void attend_query_block(const Operands& ops, const MaskRule& rule, const TileSiz
     for (std::size_t i = first_query; i < last_query; ++i) {
         const std::size_t r = i - first_query;
         const double sum = scratch.sum[r];
+        double* output = outputs.data() + i * ops.value_dim;
         for (std::size_t d = 0; d < ops.value_dim; ++d) {
-            outputs.data()[i * ops.value_dim + d] = sum == 0.0 ? 0.0 : scratch.accumulator[r * ops.value_cols + d] / sum;
+            output[d] = sum == 0.0 ? 0.0 : scratch.accumulator[r * ops.value_cols + d] / sum;
         }
     }
 }

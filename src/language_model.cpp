@@ -139,6 +139,9 @@ struct HeadGrads {
 // One head on one window, backwards: dA = dC Vᵀ, dV = Aᵀ dC, dS = A ∘ (dA − rowsum(dA ∘ A)) / √d_head,
 // dQ = dS K, dK = dSᵀ Q; every sum in the order of the rows, each dA_ij summed over c in order
 // (the loop over j, along a row of Vᵀ, vectorises).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 void head_backward(const LayerTrace& t, const Matrix& d_joined, const Slice& s, HeadGrads g,
                    std::vector<double>& d_a, std::vector<double>& values_t)
 {
@@ -160,18 +163,19 @@ void head_backward(const LayerTrace& t, const Matrix& d_joined, const Slice& s, 
         for (std::size_t j = 0; j <= i; ++j) {
             weighted += a[j] * d_a[j];
         }
-        const double* q = t.queries.data() + row_i;
-        double* d_q = g.d_queries.data() + row_i;
+        const double* __restrict q = t.queries.data() + row_i;
+        double* __restrict d_q = g.d_queries.data() + row_i;
         for (std::size_t j = 0; j <= i; ++j) {
             const std::size_t row_j = (s.first_row + j) * d + s.column;
             const double d_score = a[j] * (d_a[j] - weighted) / root;
-            const double* k = t.keys.data() + row_j;
-            double* d_k = g.d_keys.data() + row_j;
-            double* d_v = g.d_values.data() + row_j;
+            const double a_ij = a[j];
+            const double* __restrict k = t.keys.data() + row_j;
+            double* __restrict d_k = g.d_keys.data() + row_j;
+            double* __restrict d_v = g.d_values.data() + row_j;
             for (std::size_t c = 0; c < s.head_dim; ++c) {
                 d_q[c] += d_score * k[c];
                 d_k[c] += d_score * q[c];
-                d_v[c] += a[j] * d_out[c];
+                d_v[c] += a_ij * d_out[c];
             }
         }
     }

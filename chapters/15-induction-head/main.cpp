@@ -384,6 +384,17 @@ std::string comparison_text(const Comparison& c, int digits)
                               c.held_out_mixed - c.held_out_plain, digits);
 }
 
+// The model with the mix against the one without and the one-layer control, when there is one.
+std::string compare(const sa::LanguageModel& model, const sa::LanguageModel& plain, const Data& data,
+                    const std::optional<sa::LanguageModel>& control, Comparison& c, int digits)
+{
+    c = {sa::evaluate(model, data.held_out), sa::evaluate(plain, data.held_out),
+         sa::copy_scores(plain, data.test, nullptr), control.has_value(),
+         control ? sa::copy_scores(*control, data.test, nullptr) : sa::CopyScores{}};
+    return comparison_text(c, digits) + (control ? "The one-layer control" + shorter_text(*control, data, digits) : "") +
+           "\n";
+}
+
 //> goals
 struct Goals {
     bool induction = false;  // a last-layer head scores >= 0.4, the second copy costs <= 1 nat
@@ -504,12 +515,8 @@ std::string induction_chapter(const sa::Example& example)
                             needed + 1, best_head(text_previous[0]) + 1));
     Comparison comparison;
     if (load.empty()) {
-        const std::optional<sa::LanguageModel> control = chapter_14_model(example.options.at("--text"), vocabulary);
-        comparison = {sa::evaluate(model, data.held_out), sa::evaluate(plain.model, data.held_out),
-                      sa::copy_scores(plain.model, data.test, nullptr), control.has_value(),
-                      control ? sa::copy_scores(*control, data.test, nullptr) : sa::CopyScores{}};
-        report.text(comparison_text(comparison, digits) +
-                    (control ? "The one-layer control" + shorter_text(*control, data, digits) : "") + "\n");
+        report.text(compare(model, plain.model, data, chapter_14_model(example.options.at("--text"), vocabulary),
+                            comparison, digits));
     }
     if (model.layers.size() >= 2) {
         const Comparison* compared = load.empty() ? &comparison : nullptr;

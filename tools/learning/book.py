@@ -1,4 +1,5 @@
 """Where things are, the chapters and their tests, the exercises, small file helpers."""
+import functools
 import re
 import subprocess
 import sys
@@ -24,8 +25,9 @@ class LearnError(Exception):
     """A problem to report in one message, without a traceback."""
 
 
+@functools.lru_cache(maxsize=1)
 def exercise_files():
-    """{file name: parts} for every src/*.cpp that holds a solution region."""
+    """{file name: parts} for every src/*.cpp that holds a solution region (read once; not to be changed)."""
     try:
         return markers.exercise_files(SRC)
     except markers.MarkerError as error:

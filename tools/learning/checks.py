@@ -65,7 +65,10 @@ def report_paths(build):
 def shown(test):
     """A CTest test name as the learner knows it: "chapter 2: Scores of the worked example"."""
     stem, _colon, case = test.partition(":")
-    return f"chapter {int(stem[2:4])}: {case.strip()}" if re.match(r"ch\d\d_", stem) else test
+    together = re.match(r"(together )?ch(\d\d)_", stem)
+    if not together:
+        return test
+    return f"{'together, ' if together[1] else ''}chapter {int(together[2])}: {case.strip()}"
 
 
 def ctest_regex(tests):

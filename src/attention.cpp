@@ -1,5 +1,6 @@
 #include "attention.hpp"
 
+#include "attention_shapes.hpp"
 #include "exercise.hpp"
 #include "masking.hpp"
 #include "mixing.hpp"
@@ -15,18 +16,7 @@ Matrix attention(const Matrix& queries, const Matrix& keys, const Matrix& values
 {
     // BEGIN SOLUTION attention: chapter 7, The whole formula
     // Check the shapes up front, so that a mistake is reported as the caller wrote it.
-    if (queries.cols() != keys.cols()) {
-        throw ShapeError(fmt::format("attention: Q is {} but K is {}; a query and a key need the same width d_k",
-                                     shape(queries), shape(keys)));
-    }
-    if (keys.rows() != values.rows()) {
-        throw ShapeError(fmt::format("attention: K is {} but V is {}; they need one row per key each", shape(keys),
-                                     shape(values)));
-    }
-    if (mask.rows() != queries.rows() || mask.cols() != keys.rows()) {
-        throw ShapeError(fmt::format("attention: the mask is {} but Q·Kᵀ is {}×{}; it needs one row per query and "
-                                     "one column per key", shape(mask), queries.rows(), keys.rows()));
-    }
+    check_attention_shapes("attention", {.queries = queries, .keys = keys, .values = &values, .mask = &mask});
     const Matrix raw = scores(queries, keys);
     const Matrix scaled = scale(raw, queries.cols());
     const Matrix masked = apply_mask(scaled, mask);

@@ -13,7 +13,6 @@
 
 #include "matrix.hpp"
 #include "random.hpp"
-#include "svg.hpp"
 
 namespace sa {
 
@@ -97,23 +96,5 @@ struct SaturationRow {
 /// \throws std::invalid_argument if any count is 0
 [[nodiscard]] SaturationRow softmax_saturation(std::size_t key_dim, std::size_t keys, std::size_t trials,
                                                SplitMix64& generator);
-
-/// \brief The variance experiment as a table, one line per \f$ d_k \f$.
-/// \param rows the measurements, in the order to print
-/// \param precision decimals
-/// \return a heading and the table
-[[nodiscard]] std::string variance_table(const std::vector<VarianceRow>& rows, int precision);
-
-/// \brief The softmax experiment as a table, one line per \f$ d_k \f$.
-/// \param rows the measurements, in the order to print
-/// \param precision decimals
-/// \return a heading and the table
-[[nodiscard]] std::string saturation_table(const std::vector<SaturationRow>& rows, int precision);
-
-/// \brief The variance experiment as a line plot on logarithmic axes: raw and scaled
-///        variance against \f$ d_k \f$.
-/// \param rows the measurements
-/// \return the plot, ready for line_plot_svg()
-[[nodiscard]] LinePlot variance_plot(const std::vector<VarianceRow>& rows);
 
 }  // namespace sa

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "attention_shapes.hpp"
 #include "masking.hpp"
 
 #ifdef _OPENMP
@@ -332,14 +333,7 @@ void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, 
 
 void check_shapes(const Matrix& queries, const Matrix& keys, const Matrix& values, const TileSizes& tiles)
 {
-    if (queries.cols() != keys.cols()) {
-        throw ShapeError(fmt::format("fast_attention: Q is {} but K is {}; a query and a key need the same width d_k",
-                                     shape(queries), shape(keys)));
-    }
-    if (keys.rows() != values.rows()) {
-        throw ShapeError(fmt::format("fast_attention: K is {} but V is {}; they need one row per key each",
-                                     shape(keys), shape(values)));
-    }
+    check_attention_shapes("fast_attention", {.queries = queries, .keys = keys, .values = &values});
     if (tiles.query_block == 0 || tiles.key_block == 0) {
         throw std::invalid_argument(fmt::format("fast_attention: the blocks are {} queries by {} keys; each needs "
                                                 "at least 1", tiles.query_block, tiles.key_block));
@@ -525,10 +519,7 @@ Matrix fast_attention(const Matrix& queries, const Matrix& keys, const Matrix& v
                       const TileSizes& tiles)
 {
     check_shapes(queries, keys, values, tiles);
-    if (mask.rows() != queries.rows() || mask.cols() != keys.rows()) {
-        throw ShapeError(fmt::format("fast_attention: the mask is {} but Q·Kᵀ is {}×{}; it needs one row per query "
-                                     "and one column per key", shape(mask), queries.rows(), keys.rows()));
-    }
+    check_attention_shapes("fast_attention", {.queries = queries, .keys = keys, .mask = &mask});
     for (std::size_t i = 0; i < mask.rows(); ++i) {
         for (std::size_t j = 0; j < mask.cols(); ++j) {
             if (mask(i, j) != 0.0 && mask(i, j) != minus_infinity) {

@@ -61,19 +61,11 @@ double relative_difference(const Matrix& analytic, const Matrix& numeric)
         throw ShapeError(fmt::format("relative_difference: the analytic gradient is {} but the numeric one is {}; "
                                      "they must have the same shape", shape(analytic), shape(numeric)));
     }
-    double largest_gap = 0.0;
-    double largest_entry = 0.0;
-    for (std::size_t i = 0; i < analytic.rows(); ++i) {
-        for (std::size_t j = 0; j < analytic.cols(); ++j) {
-            const double a = analytic(i, j);
-            const double n = numeric(i, j);
-            if (std::isnan(a) || std::isnan(n)) {
-                return std::numeric_limits<double>::quiet_NaN();
-            }
-            largest_gap = std::fmax(largest_gap, std::fabs(a - n));
-            largest_entry = std::fmax(largest_entry, std::fmax(std::fabs(a), std::fabs(n)));
-        }
+    const double largest_gap = largest_difference(analytic, numeric);  // NaN if either holds NaN
+    if (std::isnan(largest_gap)) {
+        return largest_gap;
     }
+    const double largest_entry = std::fmax(largest_magnitude(analytic), largest_magnitude(numeric));
     return largest_entry == 0.0 ? 0.0 : largest_gap / largest_entry;
 }
 
@@ -190,22 +182,6 @@ std::vector<GradientCheck> gradient_checks(const Matrix& embeddings, const Matri
     add("dE", grads.d_embeddings,
         [&](const Matrix& x) { return from_projections(x, w_query, w_key, w_value); }, embeddings);
     return checks;
-}
-
-std::string gradient_check_table(const std::vector<GradientCheck>& checks)
-{
-    if (checks.empty()) {
-        return {};
-    }
-    const Tolerance& tolerance = checks.front().tolerance;
-    std::string out = fmt::format("An entry agrees when |a − n| ≤ atol + rtol·max(|a|, |n|); rtol = {:.0e}, "
-                                  "atol = {:.1e}\n", tolerance.rtol, tolerance.atol);
-    for (const auto& check : checks) {
-        out += fmt::format("  {:<5} {:>5}  {}\n", check.name, shape(check.analytic),
-                           check.agrees() ? std::string("agrees")
-                                          : fmt::format("DIFFERS: {:.3g} times its tolerance", check.used));
-    }
-    return out;
 }
 
 Matrix rowsum_product(const Matrix& lhs, const Matrix& rhs)

@@ -128,15 +128,6 @@ struct GradientCheck {
                                                          const Matrix& w_key, const Matrix& w_value,
                                                          const Matrix& mask, const Matrix& d_outputs, double step);
 
-/// \brief The checks as text: the tolerance, then one line per gradient with its shape and
-///        whether it agrees.
-///
-/// The differences themselves are left out on purpose: they are rounding noise near
-/// \f$ 10^{-10} \f$ whose last digits may differ between machines, while the verdict does not.
-/// \param checks from gradient_checks()
-/// \return the lines
-[[nodiscard]] std::string gradient_check_table(const std::vector<GradientCheck>& checks);
-
 /// \brief The sum of each row of an entry-by-entry product: \f$ r_i = \sum_j X_{ij} Y_{ij} \f$.
 ///
 /// For the weights and their gradient this is \f$ \mathrm{rowsum}(dA \circ A) \f$, the number

@@ -14,7 +14,6 @@
 
 #include "matrix.hpp"
 #include "random.hpp"
-#include "svg.hpp"
 
 namespace sa {
 
@@ -66,18 +65,5 @@ struct StarvationRow {
 /// \throws std::invalid_argument if any count is 0
 [[nodiscard]] StarvationRow gradient_starvation(std::size_t key_dim, std::size_t keys, std::size_t model_dim,
                                                 std::size_t value_dim, std::size_t trials, SplitMix64& generator);
-
-/// \brief The experiment as two tables, raw and scaled, one line per \f$ d_k \f$, in scientific
-///        notation (the sizes span many orders of magnitude).
-/// \param rows the measurements, in the order to print
-/// \param precision digits after the point of each mantissa
-/// \return a heading and the two tables
-[[nodiscard]] std::string starvation_table(const std::vector<StarvationRow>& rows, int precision);
-
-/// \brief The medians as a line plot on logarithmic axes: \f$ \|dS'\| \f$ and \f$ \|dW_Q\| \f$,
-///        raw and scaled, against \f$ d_k \f$.
-/// \param rows the measurements
-/// \return the plot, ready for line_plot_svg()
-[[nodiscard]] LinePlot starvation_plot(const std::vector<StarvationRow>& rows);
 
 }  // namespace sa

@@ -23,6 +23,22 @@ Matrix causal_mask(std::size_t queries, std::size_t keys)
 }
 //< causal-mask
 
+//> causal-mask-bottom-right
+Matrix causal_mask_bottom_right(std::size_t queries, std::size_t keys)
+{
+    const double masked_out = -std::numeric_limits<double>::infinity();
+    Matrix mask(queries, keys, 0.0);
+    for (std::size_t i = 0; i < queries; ++i) {
+        for (std::size_t j = 0; j < keys; ++j) {
+            if (j + queries > i + keys) {  // j > i + (m - n), without a negative number
+                mask(i, j) = masked_out;
+            }
+        }
+    }
+    return mask;
+}
+//< causal-mask-bottom-right
+
 //> padding-mask
 Matrix padding_mask(std::size_t queries, const std::vector<bool>& key_is_real)
 {

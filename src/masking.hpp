@@ -28,6 +28,22 @@ namespace sa {
 /// \return the additive mask, n×m
 [[nodiscard]] Matrix causal_mask(std::size_t queries, std::size_t keys);
 
+/// \brief The causal mask aligned bottom-right: the last query lines up with the last key.
+///
+/// \f$ M_{ij} = -\infty \f$ for \f$ j > i + (m - n) \f$, else 0. This is the
+/// alignment when the n queries are the last n of m positions (generating with a cache
+/// of earlier keys); FlashAttention (from version 2.1) and PyTorch's causal_lower_right
+/// use it. The book's causal_mask() is aligned top-left instead (\f$ j > i \f$ masked,
+/// as PyTorch's `is_causal=True`); for n = m the two are the same. When n > m, the
+/// first n − m rows are masked completely.
+///
+/// Shapes: the result is n×m.
+///
+/// \param queries n, the number of query rows
+/// \param keys m, the number of key rows
+/// \return the additive mask, n×m
+[[nodiscard]] Matrix causal_mask_bottom_right(std::size_t queries, std::size_t keys);
+
 /// \brief A padding mask: every query may use exactly the keys marked real.
 ///
 /// \f$ M_{ij} = 0 \f$ if key j is real and \f$ -\infty \f$ if it is padding, the same

@@ -75,6 +75,36 @@ bool identical(const Matrix& lhs, const Matrix& rhs)
     return true;
 }
 
+double largest_difference(const Matrix& lhs, const Matrix& rhs)
+{
+    if (lhs.rows() != rhs.rows() || lhs.cols() != rhs.cols()) {
+        throw ShapeError(fmt::format("largest_difference: A is {} but B is {}; they need the same shape", shape(lhs),
+                                     shape(rhs)));
+    }
+    double largest = 0.0;
+    for (std::size_t i = 0; i < lhs.rows(); ++i) {
+        for (std::size_t j = 0; j < lhs.cols(); ++j) {
+            const double difference = std::abs(lhs(i, j) - rhs(i, j));
+            if (std::isnan(difference)) {
+                return difference;
+            }
+            largest = std::max(largest, difference);
+        }
+    }
+    return largest;
+}
+
+double largest_magnitude(const Matrix& matrix)
+{
+    double largest = 0.0;
+    for (std::size_t i = 0; i < matrix.rows(); ++i) {
+        for (std::size_t j = 0; j < matrix.cols(); ++j) {
+            largest = std::fmax(largest, std::fabs(matrix(i, j)));
+        }
+    }
+    return largest;
+}
+
 std::string shape(const Matrix& matrix)
 {
     return fmt::format("{}×{}", matrix.rows(), matrix.cols());
@@ -123,8 +153,13 @@ std::vector<std::string> numbered_labels(const std::string& prefix, std::size_t 
 
 Matrix identity(std::size_t size)
 {
-    Matrix result(size, size, 0.0);
-    for (std::size_t i = 0; i < size; ++i) {
+    return identity(size, size);
+}
+
+Matrix identity(std::size_t rows, std::size_t cols)
+{
+    Matrix result(rows, cols, 0.0);
+    for (std::size_t i = 0; i < std::min(rows, cols); ++i) {
         result(i, i) = 1.0;
     }
     return result;

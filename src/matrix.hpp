@@ -105,6 +105,26 @@ private:
 /// \return whether the two are the same to the last bit
 [[nodiscard]] bool identical(const Matrix& lhs, const Matrix& rhs);
 
+/// \brief How close two matrices are: the largest entry-by-entry difference
+///        \f$ \max_{i,j} |A_{ij} - B_{ij}| \f$, the book's one closeness measure.
+///
+/// NaN in either matrix gives NaN, so a broken result never passes for a small difference.
+/// Divided by largest_magnitude() of the reference it is the relative difference of the
+/// gradient checks (chapter 11) and of the kernels (chapter 13).
+/// \param lhs A, n×d
+/// \param rhs B, n×d
+/// \return the largest absolute difference; 0 for two empty matrices
+/// \throws ShapeError if the shapes differ, naming both
+[[nodiscard]] double largest_difference(const Matrix& lhs, const Matrix& rhs);
+
+/// \brief The largest size of an entry, \f$ \max_{i,j} |A_{ij}| \f$: the scale that
+///        largest_difference() is measured against.
+///
+/// NaN entries are passed over; an infinite entry gives \f$ +\infty \f$.
+/// \param matrix A
+/// \return the largest absolute entry; 0 for an empty matrix
+[[nodiscard]] double largest_magnitude(const Matrix& matrix);
+
 /// \brief The shape as the book writes it, e.g. "3×2".
 /// \param matrix any matrix
 /// \return rows, the sign ×, then columns
@@ -160,6 +180,13 @@ private:
 /// \param size the number of rows and of columns
 /// \return \f$ I \f$
 [[nodiscard]] Matrix identity(std::size_t size);
+
+/// \brief The identity of another shape: ones on the diagonal, zeros elsewhere, rows×cols,
+///        so it need not be square (the default projection of an option left out).
+/// \param rows the number of rows
+/// \param cols the number of columns
+/// \return \f$ I \f$, rows×cols
+[[nodiscard]] Matrix identity(std::size_t rows, std::size_t cols);
 
 /// \brief One row of a matrix, as a 1×d matrix (a row vector).
 /// \param matrix the matrix, n×d

@@ -1,9 +1,9 @@
 #include "multi_head.hpp"
 
-#include <limits>
 #include <stdexcept>
 
 #include "attention.hpp"
+#include "attention_shapes.hpp"
 #include "exercise.hpp"
 #include "masking.hpp"
 #include "projection.hpp"
@@ -33,18 +33,7 @@ std::size_t head_width(std::string_view operation, std::string_view what, const 
 void check_shapes(std::string_view operation, const Matrix& queries, const Matrix& keys, const Matrix& values,
                   const Matrix& mask, std::size_t heads, const Matrix& w_out)
 {
-    if (queries.cols() != keys.cols()) {
-        throw ShapeError(fmt::format("{}: Q is {} but K is {}; a query and a key need the same width d_k", operation,
-                                     shape(queries), shape(keys)));
-    }
-    if (keys.rows() != values.rows()) {
-        throw ShapeError(fmt::format("{}: K is {} but V is {}; they need one row per key each", operation,
-                                     shape(keys), shape(values)));
-    }
-    if (mask.rows() != queries.rows() || mask.cols() != keys.rows()) {
-        throw ShapeError(fmt::format("{}: the mask is {} but Q·Kᵀ is {}×{}; it needs one row per query and one "
-                                     "column per key", operation, shape(mask), queries.rows(), keys.rows()));
-    }
+    check_attention_shapes(operation, {.queries = queries, .keys = keys, .values = &values, .mask = &mask});
     head_width(operation, "Q", queries, heads);
     head_width(operation, "V", values, heads);
     if (w_out.rows() != values.cols()) {
@@ -127,10 +116,7 @@ Matrix multi_head_attention(const Matrix& queries, const Matrix& keys, const Mat
 
 std::vector<Matrix> head_weights(const Matrix& queries, const Matrix& keys, const Matrix& mask, std::size_t heads)
 {
-    if (queries.cols() != keys.cols()) {
-        throw ShapeError(fmt::format("head_weights: Q is {} but K is {}; a query and a key need the same width d_k",
-                                     shape(queries), shape(keys)));
-    }
+    check_attention_shapes("head_weights", {.queries = queries, .keys = keys});
     const std::vector<Matrix> query_heads = split_heads(queries, heads);
     const std::vector<Matrix> key_heads = split_heads(keys, heads);
     std::vector<Matrix> weights;
@@ -139,70 +125,6 @@ std::vector<Matrix> head_weights(const Matrix& queries, const Matrix& keys, cons
         weights.push_back(softmax_rows(apply_mask(scaled, mask)));
     }
     return weights;
-}
-
-std::vector<std::string> head_labels(std::size_t heads, const std::vector<std::string>& labels)
-{
-    std::vector<std::string> result;
-    for (std::size_t head = 0; head < heads; ++head) {  // head 0 first, as in the formulas
-        for (const std::string& label : labels) {
-            result.push_back(fmt::format("h{} {}", head, label));
-        }
-    }
-    return result;
-}
-
-std::vector<std::string> side_by_side_labels(const std::vector<std::string>& prefixes,
-                                             const std::vector<std::string>& labels)
-{
-    std::vector<std::string> result;
-    for (const std::string& prefix : prefixes) {
-        for (const std::string& label : labels) {
-            result.push_back(prefix + " " + label);
-        }
-    }
-    return result;
-}
-
-namespace {
-
-bool is_default(const Example& example, const ProgramOption& option)
-{
-    return example.options.at(option.name) == option.default_value;
-}
-
-}  // namespace
-
-std::size_t heads_option(const Example& example, const ProgramOption& option)
-{
-    const auto heads = static_cast<std::size_t>(whole_option(example, option.name, 1, 64));
-    for (const auto& [name, width] : {std::pair{"--wq", example.w_query.cols()}, {"--wv", example.w_value.cols()}}) {
-        if (width % heads != 0) {
-            const bool fixed = is_default(example, option);
-            throw UsageError(fmt::format("{}: {}{} does not divide the {} columns of {}; {}", option.name,
-                                         fixed ? "the default " : "", heads, width, name,
-                                         fixed ? fmt::format("pass your own {}", option.name)
-                                               : fmt::format("choose a divisor of {}", width)));
-        }
-    }
-    return heads;
-}
-
-Matrix fitting_matrix_option(const Example& example, const ProgramOption& option, std::size_t size, Along along,
-                             const std::string& why)
-{
-    const Matrix matrix = matrix_option(example, option.name);
-    const bool by_rows = along == Along::rows;
-    const std::size_t got = by_rows ? matrix.rows() : matrix.cols();
-    if (got != size) {
-        const std::string what =
-            fmt::format("{} {}{} ({})", size, by_rows ? "row" : "column", size == 1 ? "" : "s", why);
-        throw UsageError(is_default(example, option)
-                             ? fmt::format("{}: expected {}, but the default has {}; pass your own {}", option.name,
-                                           what, got, option.name)
-                             : fmt::format("{}: expected {}, got {}", option.name, what, got));
-    }
-    return matrix;
 }
 
 //> heads-by-reshape
@@ -262,21 +184,5 @@ Matrix multi_head_attention_by_reshape(const Matrix& queries, const Matrix& keys
     }
     return project(concat_heads_by_reshape(head_outputs), w_out);
 }
-
-//> causal-mask-bottom-right
-Matrix causal_mask_bottom_right(std::size_t queries, std::size_t keys)
-{
-    const double masked_out = -std::numeric_limits<double>::infinity();
-    Matrix mask(queries, keys, 0.0);
-    for (std::size_t i = 0; i < queries; ++i) {
-        for (std::size_t j = 0; j < keys; ++j) {
-            if (j + queries > i + keys) {  // j > i + (m - n), without a negative number
-                mask(i, j) = masked_out;
-            }
-        }
-    }
-    return mask;
-}
-//< causal-mask-bottom-right
 
 }  // namespace sa

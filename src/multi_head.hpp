@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
-#include "example.hpp"
 #include "matrix.hpp"
 
 namespace sa {
@@ -65,53 +63,6 @@ namespace sa {
 /// \throws std::invalid_argument if h is 0
 [[nodiscard]] std::vector<Matrix> head_weights(const Matrix& queries, const Matrix& keys, const Matrix& mask,
                                                std::size_t heads);
-
-/// \brief Labels for matrices whose columns (or rows) are heads side by side:
-///        "h0 f1", "h0 f2", "h1 f1", "h1 f2" for labels "f1", "f2" and two heads.
-/// \param heads h
-/// \param labels the labels of one head's columns
-/// \return h copies of \p labels, each prefixed by its head, counting from 0 as the formulas do
-[[nodiscard]] std::vector<std::string> head_labels(std::size_t heads, const std::vector<std::string>& labels);
-
-/// \brief Labels for matrices laid side by side: every label under each prefix in turn,
-///        "right f1", "right f2", "wrong f1", "wrong f2" for prefixes "right", "wrong".
-/// \param prefixes one per matrix, left first
-/// \param labels the labels of one matrix's columns
-/// \return one copy of \p labels per prefix, each label after its prefix and a space
-[[nodiscard]] std::vector<std::string> side_by_side_labels(const std::vector<std::string>& prefixes,
-                                                           const std::vector<std::string>& labels);
-
-/// \brief Reads the number of heads h from a chapter option (e.g. `--heads H`), from 1 to 64,
-///        and checks that it splits the example's queries and values: h must divide the
-///        columns of W_Q (d_k) and of W_V (d_v).
-/// \param example the parsed example, with its W_Q, W_V and the option's text
-/// \param option the option as the program declares it, with its default
-/// \return h
-/// \throws UsageError if the text is not a whole number from 1 to 64, or if h does not divide
-///         d_k or d_v, e.g. "--heads: 3 does not divide the 4 columns of --wq; choose a divisor of 4";
-///         when the reader kept the default, the message says so and asks for their own value
-[[nodiscard]] std::size_t heads_option(const Example& example, const ProgramOption& option);
-
-/// \brief What a matrix option must match: its number of rows or its number of columns.
-enum class Along {
-    rows,     ///< the matrix needs a given number of rows
-    columns,  ///< the matrix needs a given number of columns
-};
-
-/// \brief Reads a matrix option that must have \p size rows (or columns) to fit the example,
-///        e.g. W_O with one row per column of W_V.
-/// \param example the parsed example, with the option's text
-/// \param option the option as the program declares it, with its default
-/// \param size the number of rows (or columns) the matrix needs
-/// \param along whether \p size counts rows or columns
-/// \param why what each row (or column) stands for, e.g. "one per column of --wv"
-/// \return the matrix
-/// \throws UsageError if the text is not a matrix, or it has another size, e.g.
-///         "--wo: expected 2 rows (one per column of --wv), got 4"; when the reader kept the
-///         default (which fitted the book's example, not theirs), the message says so:
-///         "--wo: expected 2 rows (one per column of --wv), but the default has 4; pass your own --wo"
-[[nodiscard]] Matrix fitting_matrix_option(const Example& example, const ProgramOption& option, std::size_t size,
-                                           Along along, const std::string& why);
 
 /// \brief Multi-head attention:
 ///        \f$ \mathrm{MultiHead}(Q, K, V) = [\,\mathrm{head}_0 \mid \dots \mid \mathrm{head}_{h-1}\,] \, W_O \f$,
@@ -194,21 +145,5 @@ enum class Along {
 /// \throws std::invalid_argument if h is 0
 [[nodiscard]] Matrix multi_head_attention_by_reshape(const Matrix& queries, const Matrix& keys, const Matrix& values,
                                                      const Matrix& mask, std::size_t heads, const Matrix& w_out);
-
-/// \brief The causal mask aligned bottom-right: the last query lines up with the last key.
-///
-/// \f$ M_{ij} = -\infty \f$ for \f$ j > i + (m - n) \f$, else 0. This is the
-/// alignment when the n queries are the last n of m positions (generating with a cache
-/// of earlier keys); FlashAttention (from version 2.1) and PyTorch's causal_lower_right
-/// use it. The book's causal_mask() is aligned top-left instead (\f$ j > i \f$ masked,
-/// as PyTorch's `is_causal=True`); for n = m the two are the same. When n > m, the
-/// first n − m rows are masked completely.
-///
-/// Shapes: the result is n×m.
-///
-/// \param queries n, the number of query rows
-/// \param keys m, the number of key rows
-/// \return the additive mask, n×m
-[[nodiscard]] Matrix causal_mask_bottom_right(std::size_t queries, std::size_t keys);
 
 }  // namespace sa

@@ -65,25 +65,6 @@ std::vector<std::string> reorder_tokens(const std::vector<std::string>& tokens, 
     return reordered;
 }
 
-double largest_difference(const Matrix& lhs, const Matrix& rhs)
-{
-    if (lhs.rows() != rhs.rows() || lhs.cols() != rhs.cols()) {
-        throw ShapeError(fmt::format("largest_difference: A is {} but B is {}; they need the same shape", shape(lhs),
-                                     shape(rhs)));
-    }
-    double largest = 0.0;
-    for (std::size_t i = 0; i < lhs.rows(); ++i) {
-        for (std::size_t j = 0; j < lhs.cols(); ++j) {
-            const double difference = std::abs(lhs(i, j) - rhs(i, j));
-            if (std::isnan(difference)) {
-                return difference;
-            }
-            largest = std::max(largest, difference);
-        }
-    }
-    return largest;
-}
-
 //> sinusoidal
 Matrix sinusoidal_encoding(std::size_t positions, std::size_t width)
 {
@@ -162,26 +143,6 @@ Matrix rope_score_table(const Matrix& query, const Matrix& key, std::size_t posi
         }
     }
     return table;
-}
-
-LinePlot rope_offset_plot(const Matrix& table, double plain_score)
-{
-    if (table.empty() || table.rows() != table.cols()) {
-        throw ShapeError(fmt::format("rope_offset_plot: the table is {}; it must be square and not empty",
-                                     shape(table)));
-    }
-    const auto last = static_cast<int>(table.rows()) - 1;
-    Series rotary{"with rotary positions"};
-    Series plain{"without positions"};
-    for (int offset = -last; offset <= last; ++offset) {
-        const int a = offset < 0 ? -offset : 0;  // the first cell of this diagonal
-        rotary.x.push_back(offset);
-        rotary.y.push_back(table(static_cast<std::size_t>(a), static_cast<std::size_t>(a + offset)));
-        plain.x.push_back(offset);
-        plain.y.push_back(plain_score);
-    }
-    return {.title = "The score depends only on the offset b − a", .x_label = "offset b − a",
-            .y_label = "score q·k", .series = {rotary, plain}};
 }
 
 }  // namespace sa

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "matrix.hpp"
-#include "svg.hpp"
 
 namespace sa {
 
@@ -36,15 +35,6 @@ namespace sa {
 /// \throws std::invalid_argument if \p order is not a permutation of 0, …, n−1
 [[nodiscard]] std::vector<std::string> reorder_tokens(const std::vector<std::string>& tokens,
                                                       const std::vector<std::size_t>& order);
-
-/// \brief The largest entry-by-entry difference \f$ \max_{i,j} |A_{ij} - B_{ij}| \f$.
-///
-/// NaN in either matrix gives NaN, so a broken result never passes for a small difference.
-/// \param lhs A, n×d
-/// \param rhs B, n×d
-/// \return the largest absolute difference; 0 for two empty matrices
-/// \throws ShapeError if the shapes differ, naming both
-[[nodiscard]] double largest_difference(const Matrix& lhs, const Matrix& rhs);
 
 /// \brief The sinusoidal position encodings of Vaswani et al. (2017), section 3.5, one row per position:
 ///        \f$ PE_{(pos, 2i)} = \sin\!\left(pos / 10000^{2i/d}\right) \f$ and
@@ -119,18 +109,5 @@ enum class Pairing {
 /// \throws ShapeError if q or k is not one row, or their widths differ
 /// \throws std::invalid_argument if d is odd (from rope()) or positions is 0
 [[nodiscard]] Matrix rope_score_table(const Matrix& query, const Matrix& key, std::size_t positions);
-
-/// \brief A rotary score table read along its diagonals, as a line plot against the offset
-///        b − a: one series "with rotary positions" takes, for each offset from
-///        −(positions − 1) to positions − 1, the first cell of that diagonal (a = max(0, −offset),
-///        b = a + offset); the other, "without positions", is the plain score q·k at every offset.
-/// By the relative property of rope() every cell of a diagonal holds the same score, so the
-/// first cell speaks for the whole diagonal.
-/// Shapes: \p table is positions×positions, as rope_score_table() gives it.
-/// \param table the scores \f$ (R_a q) \cdot (R_b k) \f$, rows a, columns b
-/// \param plain_score q·k, the score without positions
-/// \return the plot, ready for line_plot_svg()
-/// \throws ShapeError if \p table is empty or not square
-[[nodiscard]] LinePlot rope_offset_plot(const Matrix& table, double plain_score);
 
 }  // namespace sa

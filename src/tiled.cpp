@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "attention_shapes.hpp"
 #include "exercise.hpp"
 
 namespace sa {
@@ -12,23 +13,6 @@ namespace sa {
 namespace {
 
 constexpr double minus_infinity = -std::numeric_limits<double>::infinity();
-
-void check_shapes(const char* operation, const Matrix& queries, const Matrix& keys, const Matrix& values,
-                  const Matrix& mask)
-{
-    if (queries.cols() != keys.cols()) {
-        throw ShapeError(fmt::format("{}: Q is {} but K is {}; a query and a key need the same width d_k", operation,
-                                     shape(queries), shape(keys)));
-    }
-    if (keys.rows() != values.rows()) {
-        throw ShapeError(fmt::format("{}: K is {} but V is {}; they need one row per key each", operation,
-                                     shape(keys), shape(values)));
-    }
-    if (mask.rows() != queries.rows() || mask.cols() != keys.rows()) {
-        throw ShapeError(fmt::format("{}: the mask is {} but Q·Kᵀ is {}×{}; it needs one row per query and one "
-                                     "column per key", operation, shape(mask), queries.rows(), keys.rows()));
-    }
-}
 
 }  // namespace
 
@@ -76,7 +60,7 @@ void absorb_block(PartialAttention& state, const Matrix& queries, const Matrix& 
                   const Matrix& mask, const Block& block)
 {
     // BEGIN SOLUTION absorb_block: chapter 13, Attention at scale
-    check_shapes("absorb_block", queries, keys, values, mask);
+    check_attention_shapes("absorb_block", {.queries = queries, .keys = keys, .values = &values, .mask = &mask});
     if (block.first_query > block.last_query || block.last_query > queries.rows() ||
         block.first_key > block.last_key || block.last_key > keys.rows() || state.max.size() != queries.rows()) {
         throw ShapeError(fmt::format("absorb_block: the block of queries [{}, {}) and keys [{}, {}) does not fit "
@@ -182,7 +166,7 @@ PartialAttention merge_attention(const PartialAttention& first, const PartialAtt
 Matrix tiled_attention(const Matrix& queries, const Matrix& keys, const Matrix& values, const Matrix& mask,
                        const TileSizes& tiles)
 {
-    check_shapes("tiled_attention", queries, keys, values, mask);
+    check_attention_shapes("tiled_attention", {.queries = queries, .keys = keys, .values = &values, .mask = &mask});
     if (tiles.query_block == 0 || tiles.key_block == 0) {
         throw std::invalid_argument(fmt::format("tiled_attention: the blocks are {} queries by {} keys; each needs "
                                                 "at least 1", tiles.query_block, tiles.key_block));
@@ -258,25 +242,20 @@ bool agree(const Matrix& result, const Matrix& reference, double relative)
     if (result.rows() != reference.rows() || result.cols() != reference.cols()) {
         return false;
     }
-    double largest = 0.0;
+    // Entries that are equal (the same infinity) or both NaN agree; every other entry is
+    // measured by largest_difference(), against the largest finite entry of the reference.
+    Matrix got = result;
+    Matrix want = reference;
+    Matrix finite = reference;
     for (std::size_t r = 0; r < reference.rows(); ++r) {
         for (std::size_t c = 0; c < reference.cols(); ++c) {
-            if (std::isfinite(reference(r, c))) {
-                largest = std::max(largest, std::fabs(reference(r, c)));
+            if ((std::isnan(got(r, c)) && std::isnan(want(r, c))) || got(r, c) == want(r, c)) {
+                got(r, c) = want(r, c) = 0.0;
             }
+            finite(r, c) = std::isfinite(reference(r, c)) ? reference(r, c) : 0.0;
         }
     }
-    for (std::size_t r = 0; r < reference.rows(); ++r) {
-        for (std::size_t c = 0; c < reference.cols(); ++c) {
-            const double got = result(r, c);
-            const double want = reference(r, c);
-            const bool same_special = (std::isnan(got) && std::isnan(want)) || got == want;
-            if (!same_special && !(std::fabs(got - want) <= relative * largest)) {
-                return false;
-            }
-        }
-    }
-    return true;
+    return largest_difference(got, want) <= relative * largest_magnitude(finite);
 }
 
 //> operation-counts

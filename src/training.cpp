@@ -220,49 +220,4 @@ std::size_t right_words(const Projections& layer, const std::vector<Sentence>& s
     return right;
 }
 
-std::string loss_table(const std::vector<std::size_t>& checkpoints, const std::vector<double>& training_loss,
-                       const std::vector<double>& held_out_loss, int precision)
-{
-    if (held_out_loss.size() != checkpoints.size()) {
-        throw std::invalid_argument(fmt::format("loss_table: {} checkpoints but {} held-out losses; they must pair up",
-                                                checkpoints.size(), held_out_loss.size()));
-    }
-    Matrix losses(checkpoints.size(), 2);
-    std::vector<std::string> labels;
-    for (std::size_t row = 0; row < checkpoints.size(); ++row) {
-        if (checkpoints[row] >= training_loss.size()) {
-            throw std::invalid_argument(fmt::format("loss_table: checkpoint {} but only {} training losses",
-                                                    checkpoints[row], training_loss.size()));
-        }
-        losses(row, 0) = training_loss[checkpoints[row]];
-        losses(row, 1) = held_out_loss[row];
-        labels.push_back(fmt::format("step {}", checkpoints[row]));
-    }
-    return "Loss L (mean squared error):\n" + format_table(losses, labels, {"training", "held-out"}, precision) +
-           "\n";
-}
-
-LinePlot loss_plot(const std::vector<double>& training_loss, std::size_t every,
-                   const std::vector<std::size_t>& checkpoints, const std::vector<double>& held_out_loss)
-{
-    if (training_loss.empty() || every == 0 || checkpoints.size() != held_out_loss.size()) {
-        throw std::invalid_argument("loss_plot: needs at least one training loss, a distance of at least 1 between "
-                                    "points and one held-out loss per checkpoint");
-    }
-    Series training{.name = "training"};
-    for (std::size_t step = 0; step < training_loss.size(); ++step) {
-        if (step % every == 0 || step + 1 == training_loss.size()) {
-            training.x.push_back(static_cast<double>(step));
-            training.y.push_back(training_loss[step]);
-        }
-    }
-    Series held_out{.name = "held-out"};
-    for (std::size_t k = 0; k < checkpoints.size(); ++k) {
-        held_out.x.push_back(static_cast<double>(checkpoints[k]));
-        held_out.y.push_back(held_out_loss[k]);
-    }
-    return LinePlot{.title = "Loss during training", .x_label = "step", .y_label = "loss L (log scale)",
-                    .series = {training, held_out}, .log_y = true};
-}
-
 }  // namespace sa

@@ -14,7 +14,6 @@
 
 #include "matrix.hpp"
 #include "random.hpp"
-#include "svg.hpp"
 
 namespace sa {
 
@@ -137,31 +136,5 @@ double train_step(Projections& layer, const std::vector<Sentence>& sentences, do
 /// \throws ShapeError if a sentence does not fit the layer
 /// \throws std::invalid_argument if a sentence does not have one source per word
 [[nodiscard]] std::size_t right_words(const Projections& layer, const std::vector<Sentence>& sentences);
-
-/// \brief The losses of a training run as a table: one line per checkpoint, with the
-///        training and the held-out loss.
-/// \param checkpoints the steps at which the losses were taken, in order
-/// \param training_loss the training loss after 0, 1, 2, ... steps; read at each checkpoint
-/// \param held_out_loss the held-out loss at each checkpoint
-/// \param precision decimals
-/// \return a heading and the table
-/// \throws std::invalid_argument if a checkpoint lies beyond training_loss or the held-out
-///         losses are not one per checkpoint
-[[nodiscard]] std::string loss_table(const std::vector<std::size_t>& checkpoints,
-                                     const std::vector<double>& training_loss,
-                                     const std::vector<double>& held_out_loss, int precision);
-
-/// \brief The losses of a training run as a line plot on a logarithmic y axis: the
-///        training loss every \p every steps (and at the last step), the held-out loss at
-///        each checkpoint.
-/// \param training_loss the training loss after 0, 1, 2, ... steps, all positive
-/// \param every the distance between plotted steps of the training loss, at least 1
-/// \param checkpoints the steps at which the held-out loss was taken
-/// \param held_out_loss the held-out loss at each checkpoint, all positive
-/// \return the plot, ready for line_plot_svg()
-/// \throws std::invalid_argument if there is no training loss, \p every is 0, or the held-out
-///         losses are not one per checkpoint
-[[nodiscard]] LinePlot loss_plot(const std::vector<double>& training_loss, std::size_t every,
-                                 const std::vector<std::size_t>& checkpoints, const std::vector<double>& held_out_loss);
 
 }  // namespace sa

@@ -3,9 +3,8 @@
 # keyboard-only walk through chapter 7's "Try it here" panel (tools/accessibility.py).
 # axe-core comes from tools/setup.sh, pinned; it is injected from that local file.
 if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
-  add_test(NAME browser.accessibility
-           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/accessibility.py"
-                   --book "${CMAKE_BINARY_DIR}/book"
-                   --axe "${CMAKE_SOURCE_DIR}/tools/node_modules/axe-core/axe.min.js")
-  set_tests_properties(browser.accessibility PROPERTIES LABELS "browser" TIMEOUT 600)
+  book_test(NAME browser.accessibility LABELS "browser" PROPERTIES TIMEOUT 600
+            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/accessibility.py"
+                    --book "${CMAKE_BINARY_DIR}/book"
+                    --axe "${CMAKE_SOURCE_DIR}/tools/node_modules/axe-core/axe.min.js")
 endif()

@@ -4,8 +4,7 @@ if(BOOK_WORKSPACE)
   return()  # a learner's build (tools/learn) does not build the programs' checks
 endif()
 foreach(chapter IN LISTS BOOK_CHAPTERS)
-  add_test(NAME ch${chapter}.bad-input
-           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_bad_input.py" --program "$<TARGET_FILE:ch${chapter}>")
   string(SUBSTRING "${chapter}" 0 2 chapter_number)
-  set_tests_properties(ch${chapter}.bad-input PROPERTIES LABELS "ch${chapter_number};bad-input")
+  book_test(NAME ch${chapter}.bad-input LABELS "ch${chapter_number};bad-input"
+            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_bad_input.py" --program "$<TARGET_FILE:ch${chapter}>")
 endforeach()

@@ -12,11 +12,12 @@
 
 #include "attention.hpp"
 #include "example.hpp"
+#include "helpers.hpp"
 #include "hints.hpp"
 #include "masking.hpp"
-#include "random.hpp"
 #include "mixing.hpp"
 #include "projection.hpp"
+#include "random.hpp"
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
@@ -26,31 +27,14 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 using worked::printed;
 
+using helpers::below;
+using helpers::Inputs;
+using helpers::random_inputs;
+using helpers::to_eigen;
+
 namespace {
 
 constexpr double infinity = std::numeric_limits<double>::infinity();
-
-// The inputs come from the book's own SplitMix64 (src/random.hpp): its sequence is fixed
-// by the seed on every platform, unlike the std::*_distribution classes.
-std::size_t below(sa::SplitMix64& generator, std::size_t count)
-{
-    return static_cast<std::size_t>(generator.next() % count);
-}
-
-struct Inputs {
-    sa::Matrix queries;
-    sa::Matrix keys;
-    sa::Matrix values;
-};
-
-Inputs random_inputs(sa::SplitMix64& generator, std::size_t n, std::size_t m, std::size_t d_k, std::size_t d_v)
-{
-    Inputs inputs;
-    inputs.queries = sa::random_matrix(n, d_k, generator);
-    inputs.keys = sa::random_matrix(m, d_k, generator);
-    inputs.values = sa::random_matrix(m, d_v, generator);
-    return inputs;
-}
 
 void copy_row(const sa::Matrix& from, std::size_t from_row, sa::Matrix& to, std::size_t to_row)
 {
@@ -67,17 +51,6 @@ bool row_equal(const sa::Matrix& lhs, const sa::Matrix& rhs, std::size_t row)
         }
     }
     return true;
-}
-
-Eigen::MatrixXd to_eigen(const sa::Matrix& matrix)
-{
-    Eigen::MatrixXd result(static_cast<Eigen::Index>(matrix.rows()), static_cast<Eigen::Index>(matrix.cols()));
-    for (std::size_t r = 0; r < matrix.rows(); ++r) {
-        for (std::size_t c = 0; c < matrix.cols(); ++c) {
-            result(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = matrix(r, c);
-        }
-    }
-    return result;
 }
 
 // An independent reference, written straight from the formula with Eigen's matrix

@@ -10,9 +10,12 @@
 #include <Eigen/Dense>
 
 #include "attention.hpp"
-#include "example.hpp"
-#include "masking.hpp"
 #include "cli.hpp"
+#include "example.hpp"
+#include "fitting_options.hpp"
+#include "helpers.hpp"
+#include "labels.hpp"
+#include "masking.hpp"
 #include "multi_head.hpp"
 #include "projection.hpp"
 #include "random.hpp"
@@ -20,16 +23,14 @@
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 
+using helpers::below;
+using helpers::to_eigen;
+
 namespace {
 
 // The program prints 3 decimals, so a printed number is within half a unit of the last place.
 constexpr double printed = 0.0005;
 constexpr double infinity = std::numeric_limits<double>::infinity();
-
-std::size_t below(sa::SplitMix64& generator, std::size_t count)
-{
-    return static_cast<std::size_t>(generator.next() % count);
-}
 
 // The chapter's worked example, written out here so that the test does not read the program.
 const sa::Matrix& embeddings()
@@ -48,30 +49,10 @@ sa::Matrix zeros(std::size_t rows, std::size_t cols)
     return sa::Matrix(rows, cols, 0.0);
 }
 
-sa::Matrix identity(std::size_t size)
-{
-    sa::Matrix matrix(size, size, 0.0);
-    for (std::size_t i = 0; i < size; ++i) {
-        matrix(i, i) = 1.0;
-    }
-    return matrix;
-}
-
 // Two weights from two scaled scores: e^a/(e^a + e^b) = 1/(1 + e^(b - a)).
 double share(double a, double b)
 {
     return 1.0 / (1.0 + std::exp(b - a));
-}
-
-Eigen::MatrixXd to_eigen(const sa::Matrix& matrix)
-{
-    Eigen::MatrixXd result(static_cast<Eigen::Index>(matrix.rows()), static_cast<Eigen::Index>(matrix.cols()));
-    for (std::size_t r = 0; r < matrix.rows(); ++r) {
-        for (std::size_t c = 0; c < matrix.cols(); ++c) {
-            result(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(c)) = matrix(r, c);
-        }
-    }
-    return result;
 }
 
 // An independent reference written from the formula with Eigen's block operations:
@@ -265,10 +246,10 @@ TEST_CASE("One head with W_O = I is chapter 7's attention, bit for bit", "[ch09]
     const sa::Matrix mask = causal ? sa::causal_mask(n, m) : zeros(n, m);
     INFO("seed " << seed << ", n = " << n << ", m = " << m << ", d_k = " << d_k << ", d_v = " << d_v
                  << ": the only head is the whole matrix, x·1 + y·0 = x for finite numbers");
-    CHECK(sa::identical(sa::multi_head_attention(queries, keys, values, mask, 1, identity(d_v)),
+    CHECK(sa::identical(sa::multi_head_attention(queries, keys, values, mask, 1, sa::identity(d_v)),
                         sa::attention(queries, keys, values, mask)));
     INFO("with one head the reshape has nothing to mix up");
-    CHECK(sa::identical(sa::multi_head_attention_by_reshape(queries, keys, values, mask, 1, identity(d_v)),
+    CHECK(sa::identical(sa::multi_head_attention_by_reshape(queries, keys, values, mask, 1, sa::identity(d_v)),
                         sa::attention(queries, keys, values, mask)));
 }
 

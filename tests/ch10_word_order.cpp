@@ -12,6 +12,8 @@
 
 #include "attention.hpp"
 #include "example.hpp"
+#include "helpers.hpp"
+#include "plots.hpp"
 #include "positions.hpp"
 #include "projection.hpp"
 #include "random.hpp"
@@ -20,24 +22,12 @@
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 
+using helpers::below;
+
 namespace {
 
 // The program prints 3 decimals, so a printed number is within half a unit of the last place.
 constexpr double printed = 0.0005;
-
-std::size_t below(sa::SplitMix64& generator, std::size_t count)
-{
-    return static_cast<std::size_t>(generator.next() % count);
-}
-
-sa::Matrix row_of(const sa::Matrix& matrix, std::size_t row)
-{
-    sa::Matrix vector(1, matrix.cols());
-    for (std::size_t c = 0; c < matrix.cols(); ++c) {
-        vector(0, c) = matrix(row, c);
-    }
-    return vector;
-}
 
 double dot(const sa::Matrix& lhs, const sa::Matrix& rhs)
 {
@@ -276,7 +266,7 @@ TEST_CASE("Rope: row r of the matrix sits at position first_position + r", "[ch1
     const sa::Matrix together = sa::rope(x, 3);
     for (std::size_t r = 0; r < 4; ++r) {
         INFO("row " << r << " rotated on its own at position " << 3 + r);
-        CHECK(sa::identical(row_of(together, r), sa::rope(row_of(x, r), 3 + r)));
+        CHECK(sa::identical(sa::row_vector(together, r), sa::rope(sa::row_vector(x, r), 3 + r)));
     }
 }
 

@@ -11,7 +11,9 @@
 #include <Eigen/Dense>
 
 #include "matrix.hpp"
+#include "plots.hpp"
 #include "random.hpp"
+#include "tables.hpp"
 #include "training.hpp"
 
 using Catch::Matchers::Contains;

@@ -13,6 +13,7 @@
 #include "attention.hpp"
 #include "example.hpp"
 #include "fast_attention.hpp"
+#include "helpers.hpp"
 #include "masking.hpp"
 #include "projection.hpp"
 #include "random.hpp"
@@ -25,6 +26,9 @@ using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
+using helpers::Inputs;
+using helpers::random_inputs;
+
 namespace {
 
 // The program prints 3 decimals, so a printed number is within half a unit of the last place.
@@ -34,52 +38,11 @@ constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
 // e^(-2√2): Mouse and Cheese score 0 against their own keys and 2√2 against Eats (chapter 7).
 const double small = std::exp(-2.0 * std::sqrt(2.0));
 
-struct Inputs {
-    sa::Matrix queries;
-    sa::Matrix keys;
-    sa::Matrix values;
-};
-
 Inputs worked()
 {
     const sa::Example example = sa::mouse_eats_cheese();
     return {sa::project(example.embeddings, example.w_query), sa::project(example.embeddings, example.w_key),
             sa::project(example.embeddings, example.w_value)};
-}
-
-Inputs random_inputs(std::uint64_t seed, std::size_t n, std::size_t m, std::size_t d_k, std::size_t d_v)
-{
-    sa::SplitMix64 generator(seed);
-    Inputs inputs;
-    inputs.queries = sa::random_matrix(n, d_k, generator);
-    inputs.keys = sa::random_matrix(m, d_k, generator);
-    inputs.values = sa::random_matrix(m, d_v, generator);
-    return inputs;
-}
-
-// Every entry within `relative` times the largest entry of the reference; NaN must meet NaN.
-bool close_to(const sa::Matrix& result, const sa::Matrix& reference, double relative)
-{
-    if (result.rows() != reference.rows() || result.cols() != reference.cols()) {
-        return false;
-    }
-    double largest = 0.0;
-    for (std::size_t r = 0; r < reference.rows(); ++r) {
-        for (std::size_t c = 0; c < reference.cols(); ++c) {
-            largest = std::isfinite(reference(r, c)) ? std::max(largest, std::fabs(reference(r, c))) : largest;
-        }
-    }
-    for (std::size_t r = 0; r < reference.rows(); ++r) {
-        for (std::size_t c = 0; c < reference.cols(); ++c) {
-            if (std::isnan(reference(r, c)) != std::isnan(result(r, c))) {
-                return false;
-            }
-            if (!std::isnan(reference(r, c)) && std::fabs(result(r, c) - reference(r, c)) > relative * largest) {
-                return false;
-            }
-        }
-    }
-    return true;
 }
 
 // A mask where each entry is masked out with probability 1/3, and row `empty_row` entirely.
@@ -95,15 +58,6 @@ sa::Matrix random_mask(std::uint64_t seed, std::size_t n, std::size_t m, std::si
         }
     }
     return mask;
-}
-
-sa::Matrix row_of(const sa::Matrix& matrix, std::size_t row)
-{
-    sa::Matrix one(1, matrix.cols());
-    for (std::size_t c = 0; c < matrix.cols(); ++c) {
-        one(0, c) = matrix(row, c);
-    }
-    return one;
 }
 
 }  // namespace
@@ -188,7 +142,7 @@ TEST_CASE("Tiled attention on the worked example: the state after each key block
     CHECK_THAT(outputs(0, 0), WithinAbs(1.106, printed));
     CHECK_THAT(outputs(0, 1), WithinAbs(1.789, printed));
     CHECK_THAT(outputs(1, 0), WithinRel(5.0 / 3.0, 1e-15));
-    CHECK(close_to(outputs, sa::attention(in.queries, in.keys, in.values), 1e-15));
+    CHECK(sa::agree(outputs, sa::attention(in.queries, in.keys, in.values), 1e-15));
     const sa::Matrix table = sa::state_table(state);
     CHECK(table.cols() == 4);
     CHECK(table(1, 1) == 3.0);
@@ -207,7 +161,7 @@ TEST_CASE("Tiled attention equals sa::attention across block sizes, masks, n != 
             for (const std::size_t query_block : {1, 5, 64}) {
                 INFO("mask " << mask_index << " (none, causal, random with a fully masked row), blocks of "
                              << query_block << " queries and " << key_block << " keys");
-                CHECK(close_to(sa::tiled_attention(in.queries, in.keys, in.values, masks[mask_index],
+                CHECK(sa::agree(sa::tiled_attention(in.queries, in.keys, in.values, masks[mask_index],
                                                    {query_block, key_block}),
                                reference, 1e-12));
             }
@@ -229,12 +183,12 @@ TEST_CASE("The fast kernel equals sa::attention across block sizes, masks, n != 
                 const sa::TileSizes tiles{query_block, key_block};
                 INFO(n << " queries, " << m << " keys, d_k = " << d_k << ", d_v = " << d_v << ", blocks of "
                        << query_block << " queries and " << key_block << " keys");
-                CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::none, tiles), plain,
+                CHECK(sa::agree(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::none, tiles), plain,
                                1e-12));
                 INFO("causal is aligned at the top left, as sa::causal_mask(n, m)");
-                CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::causal, tiles), causal,
+                CHECK(sa::agree(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::causal, tiles), causal,
                                1e-12));
-                CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, mask, tiles), random, 1e-12));
+                CHECK(sa::agree(sa::fast_attention(in.queries, in.keys, in.values, mask, tiles), random, 1e-12));
             }
         }
     }
@@ -262,9 +216,9 @@ TEST_CASE("A fully masked row gives zeros, never NaN, in every method", "[ch13]"
         CHECK(merged(2, d) == 0.0);
         CHECK(first.max[2] == -infinity);
     }
-    CHECK(close_to(tiled, reference, 1e-12));
-    CHECK(close_to(fast, reference, 1e-12));
-    CHECK(close_to(merged, reference, 1e-12));
+    CHECK(sa::agree(tiled, reference, 1e-12));
+    CHECK(sa::agree(fast, reference, 1e-12));
+    CHECK(sa::agree(merged, reference, 1e-12));
 }
 
 TEST_CASE("A NaN input shows up where sa::attention shows it, in the tiled and the fast kernel", "[ch13]")
@@ -278,9 +232,9 @@ TEST_CASE("A NaN input shows up where sa::attention shows it, in the tiled and t
     REQUIRE(std::isnan(reference(0, 0)));
     REQUIRE(!std::isnan(reference(0, 1)));
     INFO("the NaN pattern and the other numbers match chapters 5 and 6");
-    CHECK(close_to(sa::tiled_attention(in.queries, in.keys, in.values, mask, {3, 4}), reference, 1e-12));
-    CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::causal, {3, 4}), reference, 1e-12));
-    CHECK(close_to(sa::fast_attention(in.queries, in.keys, in.values, mask, {64, 64}), reference, 1e-12));
+    CHECK(sa::agree(sa::tiled_attention(in.queries, in.keys, in.values, mask, {3, 4}), reference, 1e-12));
+    CHECK(sa::agree(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::causal, {3, 4}), reference, 1e-12));
+    CHECK(sa::agree(sa::fast_attention(in.queries, in.keys, in.values, mask, {64, 64}), reference, 1e-12));
 }
 
 TEST_CASE("Splitting the keys between workers and merging gives the same outputs", "[ch13]")
@@ -306,8 +260,8 @@ TEST_CASE("Splitting the keys between workers and merging gives the same outputs
             backward = sa::merge_attention(states[part], backward);
         }
         INFO(parts << " parts, merged front to back and back to front: the merge is exact, so the order does not matter");
-        CHECK(close_to(sa::finish_attention(forward), reference, 1e-12));
-        CHECK(close_to(sa::finish_attention(backward), reference, 1e-12));
+        CHECK(sa::agree(sa::finish_attention(forward), reference, 1e-12));
+        CHECK(sa::agree(sa::finish_attention(backward), reference, 1e-12));
     }
     INFO("merging with the empty state (μ = -inf, ℓ = 0, Õ = 0) changes nothing");
     sa::PartialAttention whole = sa::empty_attention(n, 4);
@@ -321,13 +275,13 @@ TEST_CASE("Decoding with the KV cache gives the rows of causal attention", "[ch1
 {
     const Inputs worked_in = worked();
     sa::KvCache worked_cache;
-    const sa::Matrix mouse = sa::decode_step(worked_cache, row_of(worked_in.queries, 0), row_of(worked_in.keys, 0),
-                                             row_of(worked_in.values, 0));
+    const sa::Matrix mouse = sa::decode_step(worked_cache, sa::row_vector(worked_in.queries, 0),
+                                             sa::row_vector(worked_in.keys, 0), sa::row_vector(worked_in.values, 0));
     INFO("Mouse sees only itself: its own value [2, 0]");
     CHECK(mouse(0, 0) == 2.0);
     CHECK(mouse(0, 1) == 0.0);
-    const sa::Matrix eats = sa::decode_step(worked_cache, row_of(worked_in.queries, 1), row_of(worked_in.keys, 1),
-                                            row_of(worked_in.values, 1));
+    const sa::Matrix eats = sa::decode_step(worked_cache, sa::row_vector(worked_in.queries, 1),
+                                            sa::row_vector(worked_in.keys, 1), sa::row_vector(worked_in.values, 1));
     INFO("Eats scores 4 against Mouse and itself: the average [1.5, 1.0]");
     CHECK(eats(0, 0) == 1.5);
     CHECK(eats(0, 1) == 1.0);
@@ -339,7 +293,8 @@ TEST_CASE("Decoding with the KV cache gives the rows of causal attention", "[ch1
     sa::KvCache cache;
     sa::Matrix decoded(n, 3);
     for (std::size_t t = 0; t < n; ++t) {
-        const sa::Matrix output = sa::decode_step(cache, row_of(in.queries, t), row_of(in.keys, t), row_of(in.values, t));
+        const sa::Matrix output =
+            sa::decode_step(cache, sa::row_vector(in.queries, t), sa::row_vector(in.keys, t), sa::row_vector(in.values, t));
         for (std::size_t d = 0; d < 3; ++d) {
             decoded(t, d) = output(0, d);
         }
@@ -348,7 +303,7 @@ TEST_CASE("Decoding with the KV cache gives the rows of causal attention", "[ch1
     CHECK(cache.length() == n);
     CHECK(cache.keys.size() == n * 7);
     CHECK(cache.values.size() == n * 3);
-    CHECK(close_to(decoded, causal, 1e-12));
+    CHECK(sa::agree(decoded, causal, 1e-12));
 }
 
 // Support, not a point: the learner writes decode_step, not its fast version.
@@ -507,8 +462,10 @@ TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", 
     CHECK_THROWS_WITH(sa::merge_attention(sa::empty_attention(4, 2), sa::empty_attention(3, 2)),
                       Contains("merge_attention"));
     sa::KvCache cache;
-    static_cast<void>(sa::decode_step(cache, row_of(in.queries, 0), row_of(in.keys, 0), row_of(in.values, 0)));
-    CHECK_THROWS_WITH(sa::decode_step(cache, row_of(in.queries, 0), row_of(in.values, 0), row_of(in.values, 0)),
+    static_cast<void>(
+        sa::decode_step(cache, sa::row_vector(in.queries, 0), sa::row_vector(in.keys, 0), sa::row_vector(in.values, 0)));
+    CHECK_THROWS_WITH(sa::decode_step(cache, sa::row_vector(in.queries, 0), sa::row_vector(in.values, 0),
+                                      sa::row_vector(in.values, 0)),
                       Contains("decode_step") && Contains("1×2"));
     sa::Matrix bad_mask = mask;
     bad_mask(1, 1) = 1.0;

@@ -6,6 +6,5 @@
 if(BOOK_WORKSPACE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   return()
 endif()
-add_test(NAME support.fuzz-command-line
-         COMMAND bash "${CMAKE_SOURCE_DIR}/tools/fuzz.sh" "${CMAKE_BINARY_DIR}/fuzz" 20)
-set_tests_properties(support.fuzz-command-line PROPERTIES LABELS fuzz TIMEOUT 900)
+book_test(NAME support.fuzz-command-line LABELS fuzz PROPERTIES TIMEOUT 900
+          COMMAND bash "${CMAKE_SOURCE_DIR}/tools/fuzz.sh" "${CMAKE_BINARY_DIR}/fuzz" 20)

@@ -3,7 +3,6 @@
 if(BOOK_WORKSPACE)
   return()
 endif()
-add_test(NAME support.glossary-symbols-once
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_glossary.py" --self-test
-                 --glossary "${CMAKE_SOURCE_DIR}/docs/glossary.rst")
-set_tests_properties(support.glossary-symbols-once PROPERTIES LABELS "prose")
+book_test(NAME support.glossary-symbols-once LABELS "prose"
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_glossary.py" --self-test
+                  --glossary "${CMAKE_SOURCE_DIR}/docs/glossary.rst")

@@ -15,20 +15,17 @@ if(BOOK_WORKSPACE)
 endif()
 set(grader_dir "${CMAKE_BINARY_DIR}/grader")
 foreach(scenario IN ITEMS stubs solutions seeded-bug one-chapter old-workspace hints crash compile-error run-mixed)
-  add_test(NAME grader.${scenario}
-           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
-                   --workspace "${grader_dir}/workspace" --build "${grader_dir}/build")
-  set_tests_properties(grader.${scenario} PROPERTIES LABELS grader RESOURCE_LOCK grader-build TIMEOUT 1800)
+  book_test(NAME grader.${scenario} LABELS grader
+            PROPERTIES RESOURCE_LOCK grader-build TIMEOUT 1800
+            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
+                    --workspace "${grader_dir}/workspace" --build "${grader_dir}/build")
 endforeach()
 foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size)  # no build
-  add_test(NAME grader.${scenario}
-           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
-                   --workspace "${grader_dir}/${scenario}-workspace" --build "${grader_dir}/${scenario}-build")
-  set_tests_properties(grader.${scenario} PROPERTIES LABELS grader)
+  book_test(NAME grader.${scenario} LABELS grader
+            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
+                    --workspace "${grader_dir}/${scenario}-workspace" --build "${grader_dir}/${scenario}-build")
 endforeach()
-add_test(NAME grader.points-table
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/learn.py" points --check --bin "${CMAKE_BINARY_DIR}/bin")
-set_tests_properties(grader.points-table PROPERTIES LABELS grader)
-add_test(NAME grader.one-marker-reader
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/exercises.py" check-one-reader)
-set_tests_properties(grader.one-marker-reader PROPERTIES LABELS grader)
+book_test(NAME grader.points-table LABELS grader
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/learn.py" points --check --bin "${CMAKE_BINARY_DIR}/bin")
+book_test(NAME grader.one-marker-reader LABELS grader
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/exercises.py" check-one-reader)

@@ -4,7 +4,6 @@
 if(BOOK_WORKSPACE)
   return()  # a learner's build (tools/learn) does not build the programs' checks
 endif()
-add_test(NAME support.valid-input
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_valid_input.py"
-                 --bin "$<TARGET_FILE_DIR:ch01-projection>")
-set_tests_properties(support.valid-input PROPERTIES LABELS "valid-input" TIMEOUT 120)
+book_test(NAME support.valid-input LABELS "valid-input" PROPERTIES TIMEOUT 120
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_valid_input.py"
+                  --bin "$<TARGET_FILE_DIR:ch01-projection>")

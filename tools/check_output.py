@@ -64,6 +64,59 @@ def saved_run(path):
     return status, command, stderr
 
 
+def program_output(args):
+    """(the program's output, its command) from the build's kept run or a new one; None, with
+    the reason printed, when there is none."""
+    if args.output:
+        command = ["(the run the build kept)"]
+        try:
+            with open(args.output, "rb") as handle:
+                actual = handle.read()
+        except OSError as error:
+            print(f"chapter {args.chapter}: cannot read the program's output {args.output}: {error.strerror}; "
+                  "build first (the build runs each program once)")
+            return None
+        run = saved_run(args.output)
+        if run:
+            status, ran, stderr = run
+            command = [ran]
+            if status != "0":
+                print(f"chapter {args.chapter}: {ran} "
+                      + (f"exited with status {status}" if status != "timeout" else "did not finish"))
+                print(stderr)
+                return None
+    else:
+        command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
+        try:
+            run = subprocess.run(command, capture_output=True, timeout=120, check=False)
+        except subprocess.TimeoutExpired:
+            print(f"chapter {args.chapter}: {' '.join(command)} did not finish within 120 s")
+            return None
+        if run.returncode != 0:
+            print(f"chapter {args.chapter}: the program exited with status {run.returncode}")
+            print(run.stderr.decode("utf-8", "replace"))
+            return None
+        actual = run.stdout
+    return actual, command
+
+
+def print_difference(args, shown, expected, actual, command):
+    """The first line where the output and the book differ, and the command that printed it."""
+    expected_lines = expected.decode("utf-8", "replace").split("\n")
+    actual_lines = actual.decode("utf-8", "replace").split("\n")
+    for number, (want, got) in enumerate(zip(expected_lines, actual_lines), start=1):
+        if want != got:
+            break
+    else:
+        number = min(len(expected_lines), len(actual_lines)) + 1
+        want = expected_lines[number - 1] if number <= len(expected_lines) else "(end of file)"
+        got = actual_lines[number - 1] if number <= len(actual_lines) else "(end of output)"
+    print(f"chapter {args.chapter}: the program's output differs from {shown} at line {number}")
+    print(f"  book:    {want!r}")
+    print(f"  program: {got!r}")
+    print(f"  command: {command[0] if args.output else shlex.join(command)}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--chapter", required=True, help="chapter folder name, e.g. 01-projection")
@@ -90,53 +143,14 @@ def main():
     except OSError as error:
         print(f"chapter {args.chapter}: cannot read {shown}: {error.strerror}")
         return 1
-    if args.output:
-        command = ["(the run the build kept)"]
-        try:
-            with open(args.output, "rb") as handle:
-                actual = handle.read()
-        except OSError as error:
-            print(f"chapter {args.chapter}: cannot read the program's output {args.output}: {error.strerror}; "
-                  "build first (the build runs each program once)")
-            return 1
-        run = saved_run(args.output)
-        if run:
-            status, ran, stderr = run
-            command = [ran]
-            if status != "0":
-                print(f"chapter {args.chapter}: {ran} "
-                      + (f"exited with status {status}" if status != "timeout" else "did not finish"))
-                print(stderr)
-                return 1
-    else:
-        command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
-        try:
-            run = subprocess.run(command, capture_output=True, timeout=120, check=False)
-        except subprocess.TimeoutExpired:
-            print(f"chapter {args.chapter}: {' '.join(command)} did not finish within 120 s")
-            return 1
-        if run.returncode != 0:
-            print(f"chapter {args.chapter}: the program exited with status {run.returncode}")
-            print(run.stderr.decode("utf-8", "replace"))
-            return 1
-        actual = run.stdout
+    got = program_output(args)
+    if got is None:
+        return 1
+    actual, command = got
     if actual == expected:
         print(f"chapter {args.chapter}: output matches {shown}")
         return 0
-
-    expected_lines = expected.decode("utf-8", "replace").split("\n")
-    actual_lines = actual.decode("utf-8", "replace").split("\n")
-    for number, (want, got) in enumerate(zip(expected_lines, actual_lines), start=1):
-        if want != got:
-            break
-    else:
-        number = min(len(expected_lines), len(actual_lines)) + 1
-        want = expected_lines[number - 1] if number <= len(expected_lines) else "(end of file)"
-        got = actual_lines[number - 1] if number <= len(actual_lines) else "(end of output)"
-    print(f"chapter {args.chapter}: the program's output differs from {shown} at line {number}")
-    print(f"  book:    {want!r}")
-    print(f"  program: {got!r}")
-    print(f"  command: {command[0] if args.output else shlex.join(command)}")
+    print_difference(args, shown, expected, actual, command)
     return 1
 
 

@@ -19,14 +19,14 @@ if [[ -z "$compiler" ]]; then
 fi
 mkdir -p "$build/corpus" "$build/model-corpus"
 build="$(cd "$build" && pwd)"
-sources=("$root/tests/fuzz/parse_fuzz.cpp" "$root/src/cli.cpp" "$root/src/matrix.cpp" "$root/src/example.cpp")
+sources=("$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.cpp" "$root/src/matrix.cpp" "$root/src/present/example.cpp")
 fuzzer="$build/parse_fuzz"
 # Rebuild only when a source or header is newer than the fuzzer.
 if [[ ! -x "$fuzzer" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$fuzzer" \
                                      \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
   echo "building $fuzzer"
   "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" "${sources[@]}" -lfmt -o "$fuzzer"
+      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present" "${sources[@]}" -lfmt -o "$fuzzer"
 fi
 # New inputs go to the build folder's corpus; the seeds in the source tree stay as they are.
 cd "$build"

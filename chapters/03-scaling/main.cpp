@@ -3,10 +3,12 @@
 
 #include "cli.hpp"
 #include "experiment.hpp"
+#include "plots.hpp"
 #include "projection.hpp"
 #include "report.hpp"
 #include "scaling.hpp"
 #include "scores.hpp"
+#include "tables.hpp"
 
 namespace {
 

@@ -84,13 +84,7 @@ std::string keys_and_values_chapter(const sa::Example& example)
     const std::size_t n = example.tokens.size();
     // On other widths the two variations keep their meaning: ones on the diagonal, and
     // for W_V a 2 in its first entry.
-    const auto identity = [&example](std::size_t cols) {
-        sa::Matrix result(example.embeddings.cols(), cols, 0.0);
-        for (std::size_t i = 0; i < std::min(result.rows(), cols); ++i) {
-            result(i, i) = 1.0;
-        }
-        return result;
-    };
+    const auto identity = [&example](std::size_t cols) { return sa::identity(example.embeddings.cols(), cols); };
     sa::Matrix doubled = identity(example.w_value.cols());
     doubled(0, 0) = 2.0;
     const sa::Matrix queries = sa::project(example.embeddings, example.w_query);

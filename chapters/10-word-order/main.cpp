@@ -7,6 +7,7 @@
 
 #include "attention.hpp"
 #include "cli.hpp"
+#include "plots.hpp"
 #include "positions.hpp"
 #include "projection.hpp"
 #include "report.hpp"

@@ -1,8 +1,10 @@
 // Chapter 12, Learning the projections: W_Q, W_K and W_V start at random and gradient descent finds them.
 #include "cli.hpp"
+#include "plots.hpp"
 #include "projection.hpp"
 #include "report.hpp"
 #include "scores.hpp"
+#include "tables.hpp"
 #include "training.hpp"
 
 namespace {
@@ -27,6 +29,23 @@ void draw_attention(const sa::Report& report, const std::string& file, const std
 {
     report.heatmap(file, {.title = title, .values = weights, .row_labels = tokens, .col_labels = tokens,
                           .scale_label = "weight"});
+}
+
+// What the layer learned: its projections, the scores of the bare words, and how often it is right.
+void report_learned(sa::Report& report, const sa::Projections& layer, const std::vector<sa::Sentence>& held_out,
+                    std::size_t key_dim)
+{
+    const auto features = [](std::size_t count) { return sa::feature_labels(count); };
+    const sa::Matrix word_scores = bare_word_scores(layer);
+    report.table("Learned W_Q", layer.w_query, embedding_features, features(key_dim));
+    report.table("Learned W_K", layer.w_key, embedding_features, features(key_dim));
+    report.table("Learned W_V", layer.w_value, embedding_features, features(sa::carried_features));
+    report.table("Scores of the bare words, q_word · k_word", word_scores,
+                 sa::cycle_words, sa::cycle_words);
+    report.text(fmt::format("Held-out words whose largest weight falls on the right word: {} of {}\n"
+                            "Held-out sentences with every output within 0.1 of its target: {} of {}\n",
+                            sa::right_words(layer, held_out), 3 * held_out.size(),
+                            sa::solved_sentences(layer, held_out, 0.1), held_out.size()));
 }
 
 std::string training_chapter(const sa::Example& example)
@@ -62,7 +81,6 @@ std::string training_chapter(const sa::Example& example)
     //< loop
     const sa::Matrix weights_after = sa::layer_weights(layer, shown.embeddings);
     const sa::Matrix outputs_after = sa::layer_outputs(layer, shown.embeddings);
-    const sa::Matrix word_scores = bare_word_scores(layer);
 
     sa::Report report(example);
     const int digits = example.precision;
@@ -80,15 +98,7 @@ std::string training_chapter(const sa::Example& example)
     report.table("Weights A before training", weights_before, shown.tokens, shown.tokens);
     report.table("Weights A after training", weights_after, shown.tokens, shown.tokens);
     report.table("Outputs O after training", outputs_after, shown.tokens, features(sa::carried_features));
-    report.table("Learned W_Q", layer.w_query, embedding_features, features(key_dim));
-    report.table("Learned W_K", layer.w_key, embedding_features, features(key_dim));
-    report.table("Learned W_V", layer.w_value, embedding_features, features(sa::carried_features));
-    report.table("Scores of the bare words, q_word · k_word", word_scores,
-                 sa::cycle_words, sa::cycle_words);
-    report.text(fmt::format("Held-out words whose largest weight falls on the right word: {} of {}\n"
-                            "Held-out sentences with every output within 0.1 of its target: {} of {}\n",
-                            sa::right_words(layer, held_out), 3 * held_out.size(),
-                            sa::solved_sentences(layer, held_out, 0.1), held_out.size()));
+    report_learned(report, layer, held_out, key_dim);
     report.line_plot("loss.svg", sa::loss_plot(training_loss, 10, checkpoints, held_out_loss));
     draw_attention(report, "weights-before.svg", "Attention weights before training", weights_before, shown.tokens);
     draw_attention(report, "weights-after.svg", "Attention weights after training", weights_after, shown.tokens);

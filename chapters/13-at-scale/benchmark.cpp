@@ -275,15 +275,7 @@ sa::Matrix openblas_attention(const sa::Matrix& queries, const sa::Matrix& keys,
 // output that happens to be near 0 does not blow it up.
 double largest_relative_difference(const sa::Matrix& result, const sa::Matrix& reference)
 {
-    double largest_difference = 0.0;
-    double largest_reference = 0.0;
-    for (std::size_t r = 0; r < reference.rows(); ++r) {
-        for (std::size_t c = 0; c < reference.cols(); ++c) {
-            largest_difference = std::max(largest_difference, std::fabs(result(r, c) - reference(r, c)));
-            largest_reference = std::max(largest_reference, std::fabs(reference(r, c)));
-        }
-    }
-    return largest_difference / largest_reference;
+    return sa::largest_difference(result, reference) / sa::largest_magnitude(reference);
 }
 
 struct Settings {

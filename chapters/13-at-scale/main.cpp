@@ -18,15 +18,6 @@
 
 namespace {
 
-sa::Matrix row_of(const sa::Matrix& matrix, std::size_t row)
-{
-    sa::Matrix one(1, matrix.cols());
-    for (std::size_t c = 0; c < matrix.cols(); ++c) {
-        one(0, c) = matrix(row, c);
-    }
-    return one;
-}
-
 std::string operation_counts(std::size_t tokens, std::size_t key_dim, std::size_t value_dim)
 {
     std::string text = fmt::format("Operations per decoding step, d_k = {}, d_v = {}:\n  token  with the cache  "
@@ -112,18 +103,47 @@ sa::LinePlot decoding_plot()
     return plot;
 }
 
-std::string at_scale_chapter(const sa::Example& example)
+// The chapter's sentence: its Q, K and V, the scaled scores and chapter 7's outputs, and the
+// labels of a state's columns (μ, ℓ and the running outputs Õ).
+struct Sentence {
+    std::size_t n;
+    sa::Matrix queries;
+    sa::Matrix keys;
+    sa::Matrix values;
+    sa::Matrix mask;
+    sa::Matrix scaled;
+    sa::Matrix reference;
+    std::vector<std::string> features;
+    std::vector<std::string> state_columns;
+};
+
+Sentence sentence(const sa::Example& example)
 {
     const std::size_t n = example.tokens.size();
-    const auto key_block = static_cast<std::size_t>(sa::whole_option(example, "--key-block", 1, 1000));
-    const auto parts = static_cast<std::size_t>(sa::whole_option(example, "--parts", 1, static_cast<long>(n)));
     const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
     const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
     const sa::Matrix values = sa::project(example.embeddings, example.w_value);
     const sa::Matrix mask = example.causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
     const sa::Matrix scaled = sa::apply_mask(sa::scale(sa::scores(queries, keys), queries.cols()), mask);
     const sa::Matrix reference = sa::attention(queries, keys, values, mask);  // chapter 7, the whole score matrix
+    const auto features = sa::feature_labels(values.cols());
+    std::vector<std::string> state_columns{"μ", "ℓ"};
+    for (const auto& feature : features) {
+        state_columns.push_back("Õ " + feature);
+    }
+    return {n, queries, keys, values, mask, scaled, reference, features, state_columns};
+}
 
+const char* yes(bool flag)
+{
+    return flag ? "true" : "false";
+}
+
+// The online softmax over the first row, one score at a time.
+void online_row(sa::Report& report, const sa::Example& example, const Sentence& sentence)
+{
+    const std::size_t n = sentence.n;
+    const sa::Matrix& scaled = sentence.scaled;
     //> online-row
     sa::OnlineSoftmax running;  // μ = -inf, ℓ = 0
     sa::Matrix after_each(n, 3);
@@ -138,7 +158,25 @@ std::string at_scale_chapter(const sa::Example& example)
         online_weights(0, j) = sa::shifted_exp(scaled(0, j), running.max) / running.sum;
     }
     //< online-row
+    const auto& tokens = example.tokens;
+    report.table("Scaled scores" + std::string(example.causal ? ", causally masked" : ""), scaled, tokens, tokens);
+    report.table("Online softmax over the " + tokens[0] + " row: the state after each score", after_each, tokens,
+                 {"score s", "max μ", "sum ℓ"});
+    report.table("Weights e^(s - μ) / ℓ from the final state", online_weights, {"online"}, tokens);
+    const sa::Matrix chapter5_weights = sa::row_vector(sa::softmax_rows(scaled), 0);
+    report.table("Weights from softmax_rows (chapter 5)", chapter5_weights, {"chapter 5"}, tokens);
+    report.text(fmt::format("Online == chapter 5, bit for bit: {}\n\n",
+                            yes(sa::identical(online_weights, chapter5_weights))));
+}
 
+// Attention one block of keys at a time.
+void key_blocks(sa::Report& report, const sa::Example& example, const Sentence& sentence, std::size_t key_block)
+{
+    const std::size_t n = sentence.n;
+    const sa::Matrix& queries = sentence.queries;
+    const sa::Matrix& keys = sentence.keys;
+    const sa::Matrix& values = sentence.values;
+    const sa::Matrix& mask = sentence.mask;
     //> key-blocks
     sa::PartialAttention state = sa::empty_attention(n, values.cols());
     std::vector<sa::Matrix> after_block;
@@ -148,7 +186,27 @@ std::string at_scale_chapter(const sa::Example& example)
     }
     const sa::Matrix tiled = sa::finish_attention(state);
     //< key-blocks
+    const auto& tokens = example.tokens;
+    for (std::size_t block = 0; block < after_block.size(); ++block) {
+        const std::size_t first = block * key_block;
+        report.table(fmt::format("State after key block {} ({})", block + 1,
+                                 key_range(tokens, first, std::min(first + key_block, n))),
+                     after_block[block], tokens, sentence.state_columns);
+    }
+    report.table("Outputs O = Õ / ℓ, tiled", tiled, tokens, sentence.features);
+    report.table("Outputs of sa::attention (chapter 7)", sentence.reference, tokens, sentence.features);
+    report.text(fmt::format("Tiled == chapter 7 to a relative 1e-12: {}\n\n",
+                            yes(sa::agree(tiled, sentence.reference, 1e-12))));
+}
 
+// The keys split between workers, and their states merged.
+void split_and_merge(sa::Report& report, const sa::Example& example, const Sentence& sentence, std::size_t parts)
+{
+    const std::size_t n = sentence.n;
+    const sa::Matrix& queries = sentence.queries;
+    const sa::Matrix& keys = sentence.keys;
+    const sa::Matrix& values = sentence.values;
+    const sa::Matrix& mask = sentence.mask;
     //> split-merge
     std::vector<sa::PartialAttention> part_states;  // each worker: its own keys, all the queries
     for (std::size_t part = 0; part < parts; ++part) {
@@ -161,53 +219,56 @@ std::string at_scale_chapter(const sa::Example& example)
     }
     const sa::Matrix merged_outputs = sa::finish_attention(merged);
     //< split-merge
+    const auto& tokens = example.tokens;
+    for (std::size_t part = 0; part < parts; ++part) {
+        report.table(fmt::format("Worker {} of {}: {}", part + 1, parts,
+                                 key_range(tokens, part * n / parts, (part + 1) * n / parts)),
+                     sa::state_table(part_states[part]), tokens, sentence.state_columns);
+    }
+    report.table("Merged state", sa::state_table(merged), tokens, sentence.state_columns);
+    report.text(fmt::format("Merged outputs == chapter 7 to a relative 1e-12: {}\n\n",
+                            yes(sa::agree(merged_outputs, sentence.reference, 1e-12))));
+}
 
+// Decoding one token at a time with a KV cache.
+void decode_with_cache(sa::Report& report, const sa::Example& example, const Sentence& sentence)
+{
+    const std::size_t n = sentence.n;
+    const sa::Matrix& queries = sentence.queries;
+    const sa::Matrix& keys = sentence.keys;
+    const sa::Matrix& values = sentence.values;
     //> decode-loop
     sa::KvCache cache;
     sa::Matrix decoded(n, values.cols());
     for (std::size_t t = 0; t < n; ++t) {  // one more token arrives: one new row of K and V
-        const sa::Matrix output = sa::decode_step(cache, row_of(queries, t), row_of(keys, t), row_of(values, t));
+        const sa::Matrix output =
+            sa::decode_step(cache, sa::row_vector(queries, t), sa::row_vector(keys, t), sa::row_vector(values, t));
         for (std::size_t d = 0; d < values.cols(); ++d) {
             decoded(t, d) = output(0, d);
         }
     }
     const sa::Matrix causal = sa::attention(queries, keys, values, sa::causal_mask(n, n));
     //< decode-loop
-
     const auto& tokens = example.tokens;
-    const auto features = sa::feature_labels(values.cols());
-    std::vector<std::string> state_columns{"μ", "ℓ"};
-    for (const auto& feature : features) {
-        state_columns.push_back("Õ " + feature);
-    }
-    const auto yes = [](bool flag) { return flag ? "true" : "false"; };
+    report.table("Decoded token by token with the KV cache", decoded, tokens, sentence.features);
+    report.table("Causal attention over the whole sentence (chapter 7 with --causal)", causal, tokens,
+                 sentence.features);
+    report.text(fmt::format("KV cache == causal attention to a relative 1e-12: {}\n\n",
+                            yes(sa::agree(decoded, causal, 1e-12))));
+}
+
+std::string at_scale_chapter(const sa::Example& example)
+{
+    const std::size_t n = example.tokens.size();
+    const auto key_block = static_cast<std::size_t>(sa::whole_option(example, "--key-block", 1, 1000));
+    const auto parts = static_cast<std::size_t>(sa::whole_option(example, "--parts", 1, static_cast<long>(n)));
+    const Sentence words = sentence(example);
     sa::Report report(example);
-    report.table("Scaled scores" + std::string(example.causal ? ", causally masked" : ""), scaled, tokens, tokens);
-    report.table("Online softmax over the " + tokens[0] + " row: the state after each score", after_each, tokens,
-                 {"score s", "max μ", "sum ℓ"});
-    report.table("Weights e^(s - μ) / ℓ from the final state", online_weights, {"online"}, tokens);
-    report.table("Weights from softmax_rows (chapter 5)", row_of(sa::softmax_rows(scaled), 0), {"chapter 5"}, tokens);
-    report.text(fmt::format("Online == chapter 5, bit for bit: {}\n\n", yes(sa::identical(online_weights, row_of(sa::softmax_rows(scaled), 0)))));
-    for (std::size_t block = 0; block < after_block.size(); ++block) {
-        const std::size_t first = block * key_block;
-        report.table(fmt::format("State after key block {} ({})", block + 1,
-                                 key_range(tokens, first, std::min(first + key_block, n))),
-                     after_block[block], tokens, state_columns);
-    }
-    report.table("Outputs O = Õ / ℓ, tiled", tiled, tokens, features);
-    report.table("Outputs of sa::attention (chapter 7)", reference, tokens, features);
-    report.text(fmt::format("Tiled == chapter 7 to a relative 1e-12: {}\n\n", yes(sa::agree(tiled, reference, 1e-12))));
-    for (std::size_t part = 0; part < parts; ++part) {
-        report.table(fmt::format("Worker {} of {}: {}", part + 1, parts,
-                                 key_range(tokens, part * n / parts, (part + 1) * n / parts)),
-                     sa::state_table(part_states[part]), tokens, state_columns);
-    }
-    report.table("Merged state", sa::state_table(merged), tokens, state_columns);
-    report.text(fmt::format("Merged outputs == chapter 7 to a relative 1e-12: {}\n\n", yes(sa::agree(merged_outputs, reference, 1e-12))));
-    report.table("Decoded token by token with the KV cache", decoded, tokens, features);
-    report.table("Causal attention over the whole sentence (chapter 7 with --causal)", causal, tokens, features);
-    report.text(fmt::format("KV cache == causal attention to a relative 1e-12: {}\n\n", yes(sa::agree(decoded, causal, 1e-12))));
-    report.text(operation_counts(n, keys.cols(), values.cols()));
+    online_row(report, example, words);
+    key_blocks(report, example, words, key_block);
+    split_and_merge(report, example, words, parts);
+    decode_with_cache(report, example, words);
+    report.text(operation_counts(n, words.keys.cols(), words.values.cols()));
     report.text(traffic_counts());
     report.line_plot("memory.svg", memory_plot());
     report.line_plot("decoding.svg", decoding_plot());

@@ -10,6 +10,7 @@
 #include "char_text.hpp"
 #include "cli.hpp"
 #include "language_model.hpp"
+#include "plots.hpp"
 #include "report.hpp"
 #include "safetensors.hpp"
 #include "svg.hpp"

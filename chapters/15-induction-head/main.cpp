@@ -466,6 +466,28 @@ void save_models(const std::string& path, const sa::Vocabulary& vocabulary, cons
     std::fprintf(stderr, "ch15-induction-head: note: saved %s\n", saved.c_str());
 }
 
+// The text, the test sequences and the held-out windows the chapter measures on.
+std::string corpus_text(const Corpus& corpus, const Data& data, const sa::Vocabulary& vocabulary, std::uint64_t seed)
+{
+    return fmt::format("Text: {}.\nTraining text: {} characters; V = {}; {} letters.\n"
+                       "Test sequences: {} of 32 distinct random letters repeated once (seed {}).\n"
+                       "Measured on held-out text: {} windows of {} characters.\n\n", corpus.name,
+                       data.training.size(), vocabulary.characters.size(), data.letters.size(), test_windows,
+                       seed + 1, held_out_windows, context);
+}
+
+// Layer 0's previous-token scores, on held-out text and on the test letters.
+std::string previous_token_text(const sa::LanguageModel& model, const std::vector<double>& text_previous,
+                                const sa::CopyScores& whole, std::size_t needed, int digits)
+{
+    return "Previous-token score of layer 0 (mean attention from i to i-1):\n                " +
+           head_header(model.shape.heads) + "held-out text  " + head_row(text_previous, digits) + "test letters   " +
+           head_row(whole.previous[0], digits) +
+           fmt::format("Zeroing layer-0 head {} lowers the score most; the best previous-token head on text is "
+                       "head {}.\n\n",
+                       needed + 1, best_head(text_previous) + 1);
+}
+
 std::string induction_chapter(const sa::Example& example)
 {
     const Options options = read_options(example);
@@ -477,11 +499,7 @@ std::string induction_chapter(const sa::Example& example)
     const sa::LanguageModel loaded = load.empty() ? sa::LanguageModel{} : load_scored_model(load, vocabulary);
     const int digits = example.precision;
     sa::Report report(example);
-    report.text(fmt::format("Text: {}.\nTraining text: {} characters; V = {}; {} letters.\n"
-                            "Test sequences: {} of 32 distinct random letters repeated once (seed {}).\n"
-                            "Measured on held-out text: {} windows of {} characters.\n\n", corpus.name,
-                            data.training.size(), vocabulary.characters.size(), data.letters.size(), test_windows,
-                            seed + 1, held_out_windows, context));
+    report.text(corpus_text(corpus, data, vocabulary, seed));
     sa::LanguageModel model = loaded;
     Run plain;
     if (load.empty()) {
@@ -507,12 +525,7 @@ std::string induction_chapter(const sa::Example& example)
     std::size_t needed = 0;
     report.text(ablation_text(model, data, whole, needed, digits) + "\n");
     const std::vector<std::vector<double>> text_previous = sa::previous_token_scores(model, data.held_out);
-    report.text("Previous-token score of layer 0 (mean attention from i to i-1):\n                " +
-                head_header(model.shape.heads) + "held-out text  " + head_row(text_previous[0], digits) +
-                "test letters   " + head_row(whole.previous[0], digits) +
-                fmt::format("Zeroing layer-0 head {} lowers the score most; the best previous-token head on text is "
-                            "head {}.\n\n",
-                            needed + 1, best_head(text_previous[0]) + 1));
+    report.text(previous_token_text(model, text_previous[0], whole, needed, digits));
     Comparison comparison;
     if (load.empty()) {
         report.text(compare(model, plain.model, data, chapter_14_model(example.options.at("--text"), vocabulary),

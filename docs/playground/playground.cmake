@@ -32,12 +32,12 @@ set(emxx "${CMAKE_COMMAND}" -E env "NODE_PATH=/usr/share/nodejs" "${BOOK_EMXX}")
 set(playground_exceptions -fwasm-exceptions)
 set(playground_flags -std=c++20 -O2 ${playground_exceptions} -ffp-contract=off -DFMT_HEADER_ONLY
     -Wall -Wextra -Wpedantic
-    "-I${CMAKE_SOURCE_DIR}/src" "-I${playground_dir}/include"
+    "-I${CMAKE_SOURCE_DIR}/src" "-I${CMAKE_SOURCE_DIR}/src/present" "-I${playground_dir}/include"
     -include "${CMAKE_CURRENT_SOURCE_DIR}/playground/compat.hpp")
 if(BOOK_WERROR)
   list(APPEND playground_flags -Werror)
 endif()
-file(GLOB playground_headers CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/*.hpp")
+file(GLOB playground_headers CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/*.hpp" "${CMAKE_SOURCE_DIR}/src/present/*.hpp")
 
 # book_playground_compile(<object> <source> [flags...])
 function(book_playground_compile object source)
@@ -49,7 +49,7 @@ function(book_playground_compile object source)
     VERBATIM)
 endfunction()
 
-file(GLOB playground_library_sources CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/*.cpp")
+file(GLOB playground_library_sources CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/*.cpp" "${CMAKE_SOURCE_DIR}/src/present/*.cpp")
 set(playground_library_objects "")
 foreach(source IN LISTS playground_library_sources)
   get_filename_component(name "${source}" NAME_WE)

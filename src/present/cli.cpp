@@ -279,16 +279,6 @@ std::vector<std::string> parse_tokens(std::string_view text)
     return labels;
 }
 
-// Ones on the diagonal, zeros elsewhere; rows×cols, so it need not be square.
-Matrix identity(std::size_t rows, std::size_t cols)
-{
-    Matrix result(rows, cols, 0.0);
-    for (std::size_t i = 0; i < std::min(rows, cols); ++i) {
-        result(i, i) = 1.0;
-    }
-    return result;
-}
-
 void check_rows(std::string_view option, const Matrix& matrix, std::size_t expected)
 {
     if (matrix.rows() != expected) {
@@ -355,19 +345,17 @@ struct CommandLine {
     std::vector<std::string> fitted = {};
 };
 
-CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::string>& args)
+// The text given for an option, or null when the command line does not have it.
+const std::string* given_text(const GivenOptions& given, std::string_view option)
 {
-    const GivenOptions given = read_options(info, args);
-    const auto text_of = [&](std::string_view option) -> const std::string* {
-        const auto found = given.find(option);
-        return found == given.end() ? nullptr : &found->second;
-    };
-    CommandLine result{info.defaults};
-    Example& example = result.example;
-    for (const auto& own : info.options) {
-        const std::string* text = text_of(own.name);
-        example.options[own.name] = text == nullptr ? own.default_value : own.value.empty() ? "on" : *text;
-    }
+    const auto found = given.find(option);
+    return found == given.end() ? nullptr : &found->second;
+}
+
+// The worked example's options: its embeddings and tokens, the three projections and the mask.
+void read_example_options(const GivenOptions& given, Example& example)
+{
+    const auto text_of = [&](std::string_view option) { return given_text(given, option); };
     if (const std::string* text = text_of("--embeddings")) {
         example.embeddings = parse_matrix("--embeddings", *text);
         example.tokens.clear();
@@ -388,6 +376,19 @@ CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::st
         example.w_value = parse_matrix("--wv", *text);
     }
     example.causal = example.causal || given.contains("--causal");
+}
+
+CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::string>& args)
+{
+    const GivenOptions given = read_options(info, args);
+    const auto text_of = [&](std::string_view option) { return given_text(given, option); };
+    CommandLine result{info.defaults};
+    Example& example = result.example;
+    for (const auto& own : info.options) {
+        const std::string* text = text_of(own.name);
+        example.options[own.name] = text == nullptr ? own.default_value : own.value.empty() ? "on" : *text;
+    }
+    read_example_options(given, example);
     if (const std::string* text = text_of("--precision")) {
         long digits = 0;
         if (!parse_whole(*text, 0, 10, digits)) {

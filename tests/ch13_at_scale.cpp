@@ -318,29 +318,29 @@ TEST_CASE("The fast decoding step equals causal attention and the plain step, sl
         sa::Matrix decoded(n, d_v);
         for (std::size_t t = 0; t < n; ++t) {
             const sa::Matrix output =
-                sa::fast_decode_step(fast_cache, row_of(in.queries, t), row_of(in.keys, t), row_of(in.values, t));
+                sa::fast_decode_step(fast_cache, sa::row_vector(in.queries, t), sa::row_vector(in.keys, t), sa::row_vector(in.values, t));
             static_cast<void>(
-                sa::decode_step(plain_cache, row_of(in.queries, t), row_of(in.keys, t), row_of(in.values, t)));
+                sa::decode_step(plain_cache, sa::row_vector(in.queries, t), sa::row_vector(in.keys, t), sa::row_vector(in.values, t)));
             for (std::size_t d = 0; d < d_v; ++d) {
                 decoded(t, d) = output(0, d);
             }
         }
         INFO(n << " tokens, d_k = " << d_k << ", d_v = " << d_v << ": row t of causal attention, whatever the "
                "number of cores that split the cache, and the same cache as the plain step's");
-        CHECK(close_to(decoded, causal, 1e-12));
+        CHECK(sa::agree(decoded, causal, 1e-12));
         CHECK(fast_cache.keys == plain_cache.keys);
         CHECK(fast_cache.values == plain_cache.values);
     }
     Inputs in = random_inputs(3, 2, 2, 3, 2);
     in.values(1, 0) = not_a_number;
     sa::KvCache cache;
-    static_cast<void>(sa::fast_decode_step(cache, row_of(in.queries, 0), row_of(in.keys, 0), row_of(in.values, 0)));
+    static_cast<void>(sa::fast_decode_step(cache, sa::row_vector(in.queries, 0), sa::row_vector(in.keys, 0), sa::row_vector(in.values, 0)));
     const sa::Matrix output =
-        sa::fast_decode_step(cache, row_of(in.queries, 1), row_of(in.keys, 1), row_of(in.values, 1));
+        sa::fast_decode_step(cache, sa::row_vector(in.queries, 1), sa::row_vector(in.keys, 1), sa::row_vector(in.values, 1));
     INFO("a NaN in the new value goes to the plain step: NaN in its feature, a number in the other");
     CHECK(std::isnan(output(0, 0)));
     CHECK(std::isfinite(output(0, 1)));
-    CHECK_THROWS_WITH(sa::fast_decode_step(cache, row_of(in.queries, 0), row_of(in.values, 0), row_of(in.values, 0)),
+    CHECK_THROWS_WITH(sa::fast_decode_step(cache, sa::row_vector(in.queries, 0), sa::row_vector(in.values, 0), sa::row_vector(in.values, 0)),
                       Contains("fast_decode_step") && Contains("1×2"));
 }
 

@@ -2,8 +2,9 @@
 // (OpenBLAS's dgemm for the two products, a softmax in between) and the fast tiled kernel,
 // side by side in one run, at d = 64 in doubles, each as a share of the machine's fp64
 // peak measured in the same run; then KV-cache decoding, next to a plain read of the same
-// bytes and against recomputing the prefix. Times are medians; memory is the peak the call
-// allocates.
+// bytes and against recomputing the prefix. The kernels' times are the minimum of runs
+// interleaved round by round (timing.hpp), the decoding step's medians; memory is the peak
+// the call allocates.
 //
 //   build/bin/ch13-benchmark                 the full comparison, n = 512 to 8192, and n = 16384 tiled only
 //   build/bin/ch13-benchmark --quick --figures DIR   a short run for the book's figures
@@ -35,6 +36,7 @@
 #include "random.hpp"
 #include "svg.hpp"
 #include "tiled.hpp"
+#include "timing.hpp"
 
 // ---- Every allocation through operator new is counted, so each call's peak is known.
 namespace {
@@ -168,22 +170,19 @@ using Lanes = double __attribute__((vector_size(64)));  // eight doubles, as in 
 
 // The fp64 peak: every core runs twelve independent chains of multiply-adds on eight
 // doubles each, all in registers, so that nothing but the arithmetic units limits it.
-// Returns GFLOP/s, counting a multiply-add as 2 operations, per second of wall time and
-// per second of processor time (every core together).
+// Returns the operations done, counting a multiply-add as 2; the caller times it.
 struct Peak {
-    double wall = 0.0;
-    double cpu = 0.0;
+    double wall = 0.0;  // GFLOP/s per second of wall time
+    double cpu = 0.0;   // GFLOP/s per second of processor time, every core together
 };
 
-Peak measure_peak(long iterations)
+double run_peak_loop(long iterations)
 {
     constexpr int chains = 12;
     volatile double factor_source = 0.999999999;  // unknown to the compiler: it cannot fold the chains
     const double factor = factor_source;
     double total = 0.0;
     int threads = 1;
-    const double cpu_start = cpu_seconds();
-    const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel reduction(+ : total)
     {
 #pragma omp single
@@ -201,13 +200,10 @@ Peak measure_peak(long iterations)
             total += sums[c][0];
         }
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double cpu = cpu_seconds() - cpu_start;
     if (total == 0.0) {  // never true; keeps the sums alive
         fmt::print("\n");
     }
-    const double operations = 2.0 * 8.0 * chains * static_cast<double>(iterations) * threads;
-    return {operations / seconds / 1e9, operations / cpu / 1e9};
+    return 2.0 * 8.0 * chains * static_cast<double>(iterations) * threads;
 }
 
 // A plain streaming read of two arrays on every core, the decoding step's bytes: the
@@ -300,8 +296,9 @@ struct Settings {
 struct Row {
     std::size_t n = 0;
     std::string method = {};
-    Measurement measurement = {};
-    Peak peak = {};  // the machine's fp64 peak, measured around this size's runs (the median so far)
+    Measurement measurement = {};  // the minimum of the runs
+    Peak peak = {};                // the machine's fp64 peak, from the fastest of the peak loop's runs at this n
+    std::vector<double> seconds = {};  // every run's wall time, in round order
 };
 
 // The share of the peak a row reaches: by wall time, and by processor time (every core together).
@@ -333,44 +330,133 @@ void print_row(const Row& row, std::size_t dim, const sa::Matrix& reference)
     std::fflush(stdout);
 }
 
-void print_header(const Settings& settings)
+// The figure draws the ratios of the methods' minima (each method's time over the tiled
+// kernel's). It draws an n only if each such
+// ratio is matched within this factor by the ratio of at least two single rounds: one
+// lucky round, on a loaded machine, cannot make a point.
+constexpr double spread_limit = 1.5;
+
+void print_header(const Settings& settings, const std::string& load)
 {
-    std::ifstream load_file("/proc/loadavg");
-    std::string load;
-    std::getline(load_file, load);
-    fmt::print("{} cores, load average at the start: {}\n", std::thread::hardware_concurrency(),
-               load.empty() ? "unknown" : load.substr(0, load.find(' ')));
-    fmt::print("Attention at d = {} in doubles, median of {} runs. GFLOP/s counts 4·n²·d operations. \"peak\"\n"
-               "divides it by the machine's fp64 peak, measured at each n before the first method and after\n"
-               "each one (a register-resident multiply-add loop on every core; the median of those runs so\n"
-               "far); \"cpu\" divides operations per second of processor time, every core together, by the\n"
-               "peak's, which other programs on a busy machine cannot skew. Memory is the peak the call\n"
-               "allocates besides its inputs, output included (OpenBLAS's own fixed work buffers are not\n"
-               "counted). The last column is the largest relative difference from the first row.\n\n",
-               settings.dim, settings.repetitions);
+    fmt::print("{} cores, load average (1 minute) at the start: {}\n", std::thread::hardware_concurrency(), load);
+    fmt::print("Attention at d = {} in doubles: each time is the minimum of {} runs, the usual estimator on a\n"
+               "shared machine (other programs only ever add time). The methods and a register-resident\n"
+               "multiply-add loop on every core (the machine's fp64 peak) run interleaved, one run of each\n"
+               "in turn per round, so that a change of load falls on all of them alike. GFLOP/s counts\n"
+               "4·n²·d operations; \"peak\" divides it by the peak loop's; \"cpu\" divides operations per\n"
+               "second of processor time, every core together, by the peak's, which other programs on a\n"
+               "busy machine cannot skew. Memory is the peak the call allocates besides its inputs, output\n"
+               "included (OpenBLAS's own fixed work buffers are not counted). The last column is the largest\n"
+               "relative difference from the first row. After each n: whether each ratio of two minima\n"
+               "(a method's time over the tiled kernel's) is matched within a factor of {:.2f} by at least\n"
+               "two rounds' own ratios; the figure draws only the n where it is.\n\n",
+               settings.dim, settings.repetitions, spread_limit);
     fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>7} {:>7} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "peak",
                "cpu", "memory (MiB)", "rel. diff");
 }
 
-// The machine's peak, measured again after each method at one n; a row takes the median so far.
-struct PeakRuns {
-    long iterations = 0;
-    std::vector<double> wall = {};
-    std::vector<double> cpu = {};
-
-    Peak measure_again()
-    {
-        const Peak peak = measure_peak(iterations);
-        wall.push_back(peak.wall);
-        cpu.push_back(peak.cpu);
-        return {median(wall), median(cpu)};
-    }
+// A method timed at one n: its call, its number of runs, and what each run leaves.
+struct Contender {
+    std::string method;
+    int runs = 0;
+    std::function<sa::Matrix()> call;
+    Measurement measurement = {};
 };
 
-std::vector<Row> compare_kernels(const Settings& settings)
+// Every contender at one n and the peak loop, interleaved run by run; a row per contender.
+std::vector<Row> time_size(std::size_t n, std::vector<Contender>& contenders, const Settings& settings)
 {
-    print_header(settings);
-    std::vector<Row> rows;
+    double peak_operations = 0.0;
+    std::vector<std::function<void()>> methods{[&] { peak_operations = run_peak_loop(settings.peak_iterations); }};
+    std::vector<int> runs{settings.repetitions};
+    for (Contender& contender : contenders) {
+        methods.emplace_back([&contender] {
+            const std::size_t before = allocated_now.load();
+            allocated_peak.store(before);
+            contender.measurement.result = contender.call();
+            contender.measurement.bytes = static_cast<double>(allocated_peak.load() - before);
+        });
+        runs.push_back(contender.runs);
+    }
+    const auto clock = [] {
+        return bench::Stamp{std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                            cpu_seconds()};
+    };
+    const auto idle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };  // the libraries' threads go idle
+    const std::vector<bench::Runs> timed = bench::time_interleaved(methods, runs, clock, idle);
+    const Peak peak{peak_operations / bench::minimum(timed[0].wall) / 1e9, peak_operations / bench::minimum(timed[0].cpu) / 1e9};
+    std::vector<Row> rows(contenders.size() + 1);
+    rows[0].n = n;
+    rows[0].method = "fp64 peak loop";
+    rows[0].peak = peak;
+    rows[0].seconds = timed[0].wall;
+    for (std::size_t c = 0; c < contenders.size(); ++c) {
+        Measurement& measurement = contenders[c].measurement;
+        measurement.seconds = bench::minimum(timed[c + 1].wall);
+        measurement.cpu_seconds = bench::minimum(timed[c + 1].cpu);
+        rows[c + 1].n = n;
+        rows[c + 1].method = contenders[c].method;
+        rows[c + 1].measurement = std::move(measurement);
+        rows[c + 1].peak = peak;
+        rows[c + 1].seconds = timed[c + 1].wall;
+    }
+    return rows;
+}
+
+// The figure's ratios at one n (each method's time over the tiled kernel's), checked
+// against the rounds: the figure draws n only if the rounds bear them out.
+bench::Verdict check_size(const std::vector<Row>& rows)
+{
+    const Row& tiled = rows.back();  // the tiled kernel runs last in every round
+    std::vector<std::pair<std::string, bench::Agreement>> ratios;
+    for (std::size_t r = 1; r + 1 < rows.size(); ++r) {
+        ratios.emplace_back(rows[r].method + " / tiled kernel", bench::agreement(rows[r].seconds, tiled.seconds, spread_limit));
+    }
+    return bench::check_ratios(rows.front().n, ratios, spread_limit);
+}
+
+struct Comparison {
+    std::vector<Row> rows = {};
+    std::vector<std::pair<std::size_t, bench::Verdict>> checks = {};  // per n: does the figure draw it
+    std::string load_start = {};  // the load average when the run began
+};
+
+void print_size_check(const std::vector<Row>& rows, const bench::Verdict& verdict)
+{
+    const Row& peak = rows.front();
+    fmt::print("{:>6}  {:<20} {:>11.2f} {:>9.2f}   (the fastest run of the peak loop)\n", peak.n, peak.method,
+               bench::minimum(peak.seconds) * 1e3, peak.peak.wall);
+    fmt::print("{:>6}  {}\n", "", verdict.drawn ? fmt::format("each ratio of minima matched within a factor of {:.2f} by 2 rounds or more", spread_limit)
+                                              : verdict.note);
+    std::fflush(stdout);
+}
+
+// The contenders at one n: the step-by-step reference up to its limit, the baseline, the tiled kernel.
+std::vector<Contender> contenders_at(std::size_t n, const Settings& settings, const sa::Matrix& queries,
+                                     const sa::Matrix& keys, const sa::Matrix& values)
+{
+    const bool only_tiled = n == settings.tiled_only;
+    std::vector<Contender> contenders;
+    if (!only_tiled && n > settings.step_by_step_limit) {
+        fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {})\n", n, "step by step",
+                   settings.step_by_step_limit, bytes_text(5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0));
+    }
+    if (!only_tiled && n <= settings.step_by_step_limit) {
+        const int runs = n > 1024 ? 1 : settings.repetitions;  // the slowest by far
+        contenders.push_back({"step by step", runs, [&] { return sa::attention(queries, keys, values); }});
+    }
+    if (!only_tiled) {
+        contenders.push_back({"OpenBLAS baseline", settings.repetitions, [&] { return openblas_attention(queries, keys, values); }});
+    }
+    contenders.push_back({"tiled kernel", settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); }});
+    return contenders;
+}
+
+Comparison compare_kernels(const Settings& settings)
+{
+    Comparison comparison;
+    comparison.load_start = bench::load_average_text("/proc/loadavg");
+    print_header(settings, comparison.load_start);
     std::vector<std::size_t> sizes = settings.sizes;
     if (settings.tiled_only != 0) {
         sizes.push_back(settings.tiled_only);
@@ -380,42 +466,22 @@ std::vector<Row> compare_kernels(const Settings& settings)
         const sa::Matrix queries = sa::random_matrix(n, settings.dim, generator);
         const sa::Matrix keys = sa::random_matrix(n, settings.dim, generator);
         const sa::Matrix values = sa::random_matrix(n, settings.dim, generator);
-        const bool only_tiled = n == settings.tiled_only;
-        PeakRuns peaks{settings.peak_iterations};
-        peaks.measure_again();
-        const auto timed = [&](const std::string& method, int repetitions, const std::function<sa::Matrix()>& call) {
-            Row row{n, method, measure(repetitions, call)};
-            row.peak = peaks.measure_again();
-            return row;
-        };
-        sa::Matrix reference;
-        if (!only_tiled && n > settings.step_by_step_limit) {
-            fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {})\n", n,
-                       "step by step", settings.step_by_step_limit,
-                       bytes_text(5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0));
+        std::vector<Contender> contenders = contenders_at(n, settings, queries, keys, values);
+        std::vector<Row> rows = time_size(n, contenders, settings);
+        const sa::Matrix reference = rows[1].measurement.result;
+        for (std::size_t r = 1; r < rows.size(); ++r) {
+            print_row(rows[r], settings.dim, r == 1 ? sa::Matrix() : reference);
         }
-        if (!only_tiled && n <= settings.step_by_step_limit) {
-            const int repetitions = n >= 1024 ? 1 : settings.repetitions;  // the slowest by far
-            rows.push_back(timed("step by step", repetitions, [&] { return sa::attention(queries, keys, values); }));
-            print_row(rows.back(), settings.dim, reference);
-            reference = rows.back().measurement.result;
-        }
-        if (!only_tiled) {
-            rows.push_back(timed("OpenBLAS baseline", settings.repetitions,
-                                 [&] { return openblas_attention(queries, keys, values); }));
-            print_row(rows.back(), settings.dim, reference);
-            if (reference.empty()) {
-                reference = rows.back().measurement.result;
-            }
-        }
-        rows.push_back(timed("tiled kernel", settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); }));
-        print_row(rows.back(), settings.dim, reference);
-        if (only_tiled) {
+        if (n == settings.tiled_only) {
             fmt::print("{:>6}  {:<20} not run: its n×n scores alone would take {}\n", n, "OpenBLAS baseline",
                        bytes_text(static_cast<double>(n) * static_cast<double>(n) * 8.0));
         }
+        comparison.checks.emplace_back(n, check_size(rows));
+        print_size_check(rows, comparison.checks.back().second);
+        comparison.rows.insert(comparison.rows.end(), std::make_move_iterator(rows.begin()),
+                               std::make_move_iterator(rows.end()));
     }
-    return rows;
+    return comparison;
 }
 
 const Row* find_row(const std::vector<Row>& rows, std::size_t n, const std::string& method)
@@ -580,33 +646,66 @@ void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const S
                settings.decode_length, decoding.bandwidth_share, decoding.speedup);
 }
 
-void write_figures(const std::vector<Row>& rows, const Settings& settings)
+// The speed figure draws an n only where the rounds bear out its ratios (check_size); the
+// figure's foot says how the times were taken, the load average, and which n it left out.
+std::string speed_figure(const Comparison& comparison, const Settings& settings)
 {
     sa::LinePlot speed{"Speed of attention at d = 64, measured on the machine that built this copy of the book", "n",
                        "GFLOP/s (4·n²·d operations per second)"};
-    sa::LinePlot memory{"Memory of one call, measured on the machine that built this copy of the book", "n",
-                        "peak extra memory (MiB)"};
+    std::vector<std::string> notes{
+        fmt::format("Each point: the fastest of {} runs, the methods interleaved run by run.", settings.repetitions),
+        fmt::format("Load average (1 minute): {} at the start of the run, {} at its end.", comparison.load_start,
+                    bench::load_average_text("/proc/loadavg"))};
+    std::vector<std::size_t> drawn;
+    for (const auto& [n, verdict] : comparison.checks) {
+        if (verdict.drawn) {
+            drawn.push_back(n);
+        } else {
+            notes.push_back(verdict.note);
+        }
+    }
+    if (drawn.size() < comparison.checks.size()) {
+        notes.push_back(fmt::format("An n is drawn only if 2 rounds or more match each of its ratios of minima within {:.2f}×.",
+                                    spread_limit));
+    }
     for (const std::string method : {"step by step", "OpenBLAS baseline", "tiled kernel"}) {
-        sa::Series speed_series{method};
-        sa::Series memory_series{method};
-        for (const Row& row : rows) {
-            if (row.method == method) {
+        sa::Series series{method};
+        for (const Row& row : comparison.rows) {
+            if (row.method == method && std::find(drawn.begin(), drawn.end(), row.n) != drawn.end()) {
                 const double n = static_cast<double>(row.n);
-                speed_series.x.push_back(n);
-                speed_series.y.push_back(4.0 * n * n * static_cast<double>(settings.dim) / row.measurement.seconds / 1e9);
-                memory_series.x.push_back(n);
-                memory_series.y.push_back(row.measurement.bytes / mebibyte);
+                series.x.push_back(n);
+                series.y.push_back(4.0 * n * n * static_cast<double>(settings.dim) / row.measurement.seconds / 1e9);
             }
         }
-        speed.series.push_back(speed_series);
-        memory.series.push_back(memory_series);
+        speed.series.push_back(series);
     }
     speed.log_x = true;
     speed.log_x_base = 2;
+    if (drawn.empty()) {  // nothing to draw: the figure is its notes alone
+        notes.insert(notes.begin(), "No size passed the check, so no line is drawn.");
+        return bench::with_notes(bench::text_only_svg(speed.title), notes);
+    }
+    return bench::with_notes(sa::line_plot_svg(speed), notes);
+}
+
+void write_figures(const Comparison& comparison, const Settings& settings)
+{
+    sa::LinePlot memory{"Memory of one call, measured on the machine that built this copy of the book", "n",
+                        "peak extra memory (MiB)"};
+    for (const std::string method : {"step by step", "OpenBLAS baseline", "tiled kernel"}) {
+        sa::Series series{method};
+        for (const Row& row : comparison.rows) {
+            if (row.method == method) {
+                series.x.push_back(static_cast<double>(row.n));
+                series.y.push_back(row.measurement.bytes / mebibyte);
+            }
+        }
+        memory.series.push_back(series);
+    }
     memory.log_x = true;
     memory.log_x_base = 2;
     memory.log_y = true;
-    std::ofstream(settings.figures + "/measured-speed.svg") << sa::line_plot_svg(speed);
+    std::ofstream(settings.figures + "/measured-speed.svg") << speed_figure(comparison, settings);
     std::ofstream(settings.figures + "/measured-memory.svg") << sa::line_plot_svg(memory);
 }
 
@@ -621,9 +720,9 @@ Settings read_settings(const sa::Example& example)
     }
     Settings settings;
     if (smoke) {
-        settings = {{64, 128}, 256, 256, 64, 1, 256, {}, 200000};
+        settings = {{64, 128}, 256, 256, 64, 2, 256, {}, 200000};
     } else if (quick) {
-        settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, {}, 2000000};
+        settings = {{256, 512, 1024}, 0, 1024, 64, 5, 1024, {}, 2000000};
     }
     if (sa::flag_option(example, "--all")) {
         settings.step_by_step_limit = 1 << 20;  // the step-by-step reference at every size
@@ -642,12 +741,13 @@ Settings read_settings(const sa::Example& example)
 std::string run_benchmark(const sa::Example& example)
 {
     const Settings settings = read_settings(example);  // every option checked before the first line
-    const std::vector<Row> rows = compare_kernels(settings);
+    const Comparison comparison = compare_kernels(settings);
+    const std::vector<Row>& rows = comparison.rows;
     print_ratios(rows);
     const Decoding decoding = compare_decoding(settings);
     print_goals(rows, decoding, settings);
     if (!settings.figures.empty()) {
-        write_figures(rows, settings);
+        write_figures(comparison, settings);
     }
     return "";  // printed as it goes: a full run takes minutes
 }

@@ -7,11 +7,15 @@ import html
 import os
 import re
 import shutil
+import sys
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.directives.code import LiteralInclude
 from sphinx.util.docutils import SphinxDirective
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
 
 project = "Self-Attention, Step by Step"
 author = "The authors of Self-Attention, Step by Step"
@@ -160,14 +164,12 @@ def make_furo_self_contained(app, exception):
 
 class BookLiteralInclude(LiteralInclude):
     """literalinclude without the exercise markers: a listing shows the code as a reader
-    needs it, not the ``// BEGIN SOLUTION`` / ``// END SOLUTION`` lines that tools/learn
-    uses to make the exercise stubs (as Crafting Interpreters hides its snippet tags).
+    needs it, not the marker lines around each solution that tools/learn uses to make the
+    exercise stubs (as Crafting Interpreters hides its snippet tags; tools/exercises.py reads them).
 
     A listing that held such a region is the exercise's answer, so it comes folded in a
     ``<details class="solution">`` block: a learner scrolling past does not see it, and
     a reader opens it with one click. Listings of the chapter programs stay open."""
-
-    MARKERS = ("// BEGIN SOLUTION", "// END SOLUTION")
 
     def run(self):
         result = super().run()
@@ -175,9 +177,8 @@ class BookLiteralInclude(LiteralInclude):
         for node in result:
             for block in node.findall(nodes.literal_block):
                 lines = block.astext().split("\n")
-                kept = [line for line in lines if not line.strip().startswith(self.MARKERS)]
-                solutions += [line.strip()[len(self.MARKERS[0]):].strip() for line in lines
-                              if line.strip().startswith(self.MARKERS[0])]
+                kept, held = exercise_markers.without_markers(lines)
+                solutions += held
                 if len(kept) != len(lines):
                     text = "\n".join(kept)
                     block.rawsource = text

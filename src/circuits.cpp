@@ -63,6 +63,25 @@ std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary)
 }
 
 //> repeated-letters
+std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters, std::size_t period,
+                                        std::size_t length, SplitMix64& generator)
+{
+    if (period == 0 || letters.size() < period) {
+        throw std::invalid_argument(fmt::format("cycled_letters: {} distinct letters asked from {}; ask for at "
+                                                "least 1 and at most as many as there are", period, letters.size()));
+    }
+    std::vector<std::size_t> shuffled = letters;
+    for (std::size_t k = 0; k < period; ++k) {
+        const std::size_t other = k + static_cast<std::size_t>(generator.next() % (shuffled.size() - k));
+        std::swap(shuffled[k], shuffled[other]);
+    }
+    std::vector<std::size_t> sequence;
+    for (std::size_t i = 0; i < length; ++i) {
+        sequence.push_back(shuffled[i % period]);
+    }
+    return sequence;
+}
+
 std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letters, std::size_t distinct,
                                           SplitMix64& generator)
 {
@@ -70,15 +89,7 @@ std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letter
         throw std::invalid_argument(fmt::format("repeated_letters: {} distinct letters asked from {}; ask for at "
                                                 "least 1 and at most as many as there are", distinct, letters.size()));
     }
-    std::vector<std::size_t> shuffled = letters;
-    for (std::size_t k = 0; k < distinct; ++k) {
-        const std::size_t other = k + static_cast<std::size_t>(generator.next() % (shuffled.size() - k));
-        std::swap(shuffled[k], shuffled[other]);
-    }
-    std::vector<std::size_t> sequence(shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(distinct));
-    sequence.insert(sequence.end(), shuffled.begin(), shuffled.begin() + static_cast<std::ptrdiff_t>(distinct));
-    sequence.push_back(shuffled[0]);
-    return sequence;
+    return cycled_letters(letters, distinct, 2 * distinct + 1, generator);
 }
 //< repeated-letters
 
@@ -106,17 +117,20 @@ Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count,
 
 //> mixed-batch
 Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
-                  std::size_t count, std::size_t window, std::size_t every, SplitMix64& generator)
+                  std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator)
 {
-    if (window % 2 != 0 || tokens.size() <= window || (every != 0 && letters.size() < window / 2)) {
-        throw std::invalid_argument(fmt::format("mixed_batch: a window of {} over {} characters and {} letters; the "
-                                                "window must be even, shorter than the text, and at most twice the "
-                                                "letters", window, tokens.size(), letters.size()));
+    if (tokens.size() <= window || (mix.every != 0 && (mix.shortest == 0 || mix.shortest > mix.longest ||
+                                                       mix.longest > window || letters.size() < mix.longest))) {
+        throw std::invalid_argument(fmt::format("mixed_batch: a window of {} over {} characters, {} letters and "
+                                                "periods from {} to {}; the text must be longer than a window, and "
+                                                "the periods from 1 up to the window and the letters",
+                                                window, tokens.size(), letters.size(), mix.shortest, mix.longest));
     }
     Batch batch{{}, {}, window};
     for (std::size_t w = 0; w < count; ++w) {
-        if (every != 0 && w % every == every - 1) {
-            append_window(batch, repeated_letters(letters, window / 2, generator), 0);
+        if (mix.every != 0 && w % mix.every == mix.every - 1) {
+            const std::size_t period = mix.shortest + generator.next() % (mix.longest - mix.shortest + 1);
+            append_window(batch, cycled_letters(letters, period, window + 1, generator), 0);
         } else {
             append_window(batch, tokens, static_cast<std::size_t>(generator.next() % (tokens.size() - window)));
         }

@@ -44,12 +44,23 @@ namespace sa {
 /// \return the letters' tokens
 [[nodiscard]] std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary);
 
-/// \brief A random sequence of distinct letters repeated once, and its first letter a third time:
-///        2 · distinct + 1 tokens, so that a window of 2 · distinct and the character after each
-///        of its positions follow the repetition.
+/// \brief A random sequence of distinct letters, repeated cyclically to a length: token i is letter
+///        i mod period of the sequence.
 ///
-/// The letters are the first \p distinct of a Fisher–Yates shuffle of \p letters: for k = 0, 1, …,
+/// The letters are the first \p period of a Fisher–Yates shuffle of \p letters: for k = 0, 1, …,
 /// letter k swaps with letter k + next() mod (count − k).
+/// \param letters the tokens to draw from, at least \p period of them, all different
+/// \param period how many distinct letters, at least 1
+/// \param length the tokens to return
+/// \param generator advances by one draw per letter of the period
+/// \return the tokens
+/// \throws std::invalid_argument if there are fewer letters than \p period or none is asked for
+[[nodiscard]] std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters, std::size_t period,
+                                                      std::size_t length, SplitMix64& generator);
+
+/// \brief A random sequence of distinct letters repeated once, and its first letter a third time:
+///        cycled_letters() with period \p distinct and length 2 · distinct + 1, so that a window of
+///        2 · distinct and the character after each of its positions follow the repetition.
 /// \param letters the tokens to draw from, at least \p distinct of them, all different
 /// \param distinct how many distinct letters, at least 1
 /// \param generator advances by one draw per letter
@@ -67,19 +78,29 @@ namespace sa {
 [[nodiscard]] Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count, std::size_t distinct,
                                    SplitMix64& generator);
 
+/// \brief Which windows of a training batch are repeated letters, and with which periods.
+struct LetterMix {
+    std::size_t every = 0;     ///< windows every−1, 2·every−1, … are letters; 4 makes a quarter; 0 makes none
+    std::size_t shortest = 8;  ///< the shortest period
+    std::size_t longest = 32;  ///< the longest period, at most the window
+};
+
 /// \brief The training mix: a batch whose windows are text windows, as random_batch() cuts them,
-///        except every \p every th (windows every−1, 2·every−1, …), which is a window of
-///        repeated_letters() of window/2 distinct letters.
+///        except every \p mix.every th, which is a window of cycled_letters() whose period is
+///        shortest + next() mod (longest − shortest + 1).
+///
+/// The periods vary so that no head can copy by counting back a fixed number of places: only
+/// a head that finds the current letter's last occurrence predicts every window.
 /// \param tokens the training text's tokens, more than \p window
-/// \param letters the letters' tokens, at least window/2 of them
+/// \param letters the letters' tokens, at least mix.longest of them
 /// \param count how many windows
-/// \param window the characters of each, even
-/// \param every 4 makes a quarter of the windows repeated letters; 0 makes none
-/// \param generator advances by one draw per text window and window/2 per repeated window
+/// \param window the characters of each
+/// \param mix which windows are letters, and their periods
+/// \param generator advances by one draw per text window, and 1 + period per window of letters
 /// \return the batch
-/// \throws std::invalid_argument if the window is odd or the text or the letters are too short
+/// \throws std::invalid_argument if the text or the letters are too short or the periods do not fit
 [[nodiscard]] Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
-                                std::size_t count, std::size_t window, std::size_t every, SplitMix64& generator);
+                                std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator);
 
 /// \brief Which head to silence: its output (its columns of C, before W_O) is set to 0.
 struct HeadAblation {

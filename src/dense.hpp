@@ -6,7 +6,9 @@
 /// The book's project() and scores() compute the same products entry by entry with bounds
 /// checks; these walk whole rows. Each entry of a result is a sum over the shared dimension
 /// p, taken from p = 0 upwards, one rounding per multiplication and per addition: the order of
-/// a textbook dot product. Vectorising across the columns of the result never reorders a sum.
+/// a textbook dot product. Vectorising across the columns of the result never reorders a sum;
+/// on processors with 256-bit registers (AVX2) the products run in tiles of 4×8 entries whose
+/// sums stay in registers, each still summed in that order, so the bits do not depend on it.
 #pragma once
 
 #include "matrix.hpp"

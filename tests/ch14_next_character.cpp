@@ -411,37 +411,114 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
 
 TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][support]")
 {
-    const sa::Matrix a = random_entries(5, 3, 31);
-    const sa::Matrix b = random_entries(3, 4, 32);
-    const sa::Matrix c = random_entries(5, 4, 33);
-    sa::Matrix ab(5, 4);
-    sa::Matrix at_c(3, 4);
-    sa::Matrix c_bt(5, 3);
-    for (std::size_t i = 0; i < 5; ++i) {
-        for (std::size_t j = 0; j < 4; ++j) {
-            for (std::size_t p = 0; p < 3; ++p) {  // each sum from p = 0 upwards, as documented
-                ab(i, j) += a(i, p) * b(p, j);
+    // 5×3 fills no tile of 4×8; 13×70 by 70×19 fills some, with rows and columns left over at
+    // each edge (the products of a training step are 2048×64 by 64×64 or 64×63).
+    for (const auto& [n, k, m] : {std::array<std::size_t, 3>{5, 3, 4}, std::array<std::size_t, 3>{13, 70, 19},
+                                  std::array<std::size_t, 3>{8, 9, 16}}) {
+        INFO("A is " << n << "×" << k << ", B " << k << "×" << m << ": each entry summed from p = 0 upwards, "
+             "one rounding per multiplication and per addition, as documented");
+        const sa::Matrix a = random_entries(n, k, 31);
+        const sa::Matrix b = random_entries(k, m, 32);
+        const sa::Matrix c = random_entries(n, m, 33);
+        sa::Matrix ab(n, m);
+        sa::Matrix at_c(k, m);
+        sa::Matrix c_bt(n, k);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j < m; ++j) {
+                for (std::size_t p = 0; p < k; ++p) {
+                    ab(i, j) += a(i, p) * b(p, j);
+                }
             }
         }
-    }
-    for (std::size_t i = 0; i < 3; ++i) {
-        for (std::size_t j = 0; j < 4; ++j) {
-            for (std::size_t p = 0; p < 5; ++p) {
-                at_c(i, j) += a(p, i) * c(p, j);
+        for (std::size_t i = 0; i < k; ++i) {
+            for (std::size_t j = 0; j < m; ++j) {
+                for (std::size_t p = 0; p < n; ++p) {
+                    at_c(i, j) += a(p, i) * c(p, j);
+                }
             }
         }
-    }
-    for (std::size_t i = 0; i < 5; ++i) {
-        for (std::size_t j = 0; j < 3; ++j) {
-            for (std::size_t p = 0; p < 4; ++p) {
-                c_bt(i, j) += c(i, p) * b(j, p);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j < k; ++j) {
+                for (std::size_t p = 0; p < m; ++p) {
+                    c_bt(i, j) += c(i, p) * b(j, p);
+                }
             }
         }
+        CHECK(sa::identical(sa::multiply(a, b), ab));
+        CHECK(sa::identical(sa::multiply_transposed_lhs(a, c), at_c));
+        CHECK(sa::identical(sa::multiply_transposed_rhs(c, b), c_bt));
     }
-    CHECK(sa::identical(sa::multiply(a, b), ab));
-    CHECK(sa::identical(sa::multiply_transposed_lhs(a, c), at_c));
-    CHECK(sa::identical(sa::multiply_transposed_rhs(c, b), c_bt));
-    CHECK_THROWS_AS(sa::multiply(a, c), sa::ShapeError);
+    CHECK_THROWS_AS(sa::multiply(random_entries(5, 3, 1), random_entries(5, 4, 2)), sa::ShapeError);
+}
+
+namespace {
+
+// Rotary positions on each head's slice of a window's rows, the step functions' way.
+sa::Matrix rope_heads(const sa::Matrix& m, std::size_t heads)
+{
+    std::vector<sa::Matrix> slices = sa::split_heads(m, heads);
+    for (sa::Matrix& slice : slices) {
+        slice = sa::rope(slice);
+    }
+    return sa::concat_heads(slices);
+}
+
+double inner(const sa::Matrix& a, const sa::Matrix& b)
+{
+    double total = 0.0;
+    for (std::size_t r = 0; r < a.rows(); ++r) {
+        for (std::size_t c = 0; c < a.cols(); ++c) {
+            total += a(r, c) * b(r, c);
+        }
+    }
+    return total;
+}
+
+}  // namespace
+
+TEST_CASE("The training path's gradients are multi_head_backward's, through rotary positions, to 1e-12",
+          "[ch14]")
+{
+    // One layer on one window of 6 tokens, d = 8, 2 heads. The step functions: Q = rope(X W_Q) per
+    // head, K likewise, V = X W_V, Y = X + MultiHead(Q, K, V) W_O; dY = dZ W_Uᵀ at the layer's
+    // output. multi_head_backward() gives dW_O and dV directly, so dW_V = Xᵀ dV. The rotation is
+    // linear, so entry (a, b) of dW_Q is the inner product of dQ with rope(X E_ab), where E_ab is
+    // 1 at (a, b) and 0 elsewhere; the same for dW_K.
+    sa::SplitMix64 generator(25);
+    const sa::ModelShape shape{7, 8, 2, 1, 6};
+    sa::LanguageModel model = sa::random_model(shape, generator);
+    model.unembedding = random_entries(8, 7, 26);
+    const std::vector<std::size_t> tokens{3, 1, 4, 1, 5, 6};
+    const std::vector<std::size_t> targets{1, 4, 1, 5, 6, 2};
+    const sa::ForwardTrace trace = sa::forward(model, tokens, tokens.size());
+    const sa::Matrix d_logits = sa::cross_entropy(trace.logits, targets).d_logits;
+    const sa::LanguageModel fast = sa::backward(model, trace, d_logits);
+    const sa::AttentionLayer& layer = model.layers[0];
+    const sa::Matrix x = sa::embed(model.embedding, tokens);
+    const sa::Matrix d_y = sa::multiply_transposed_rhs(d_logits, model.unembedding);
+    const sa::MultiHeadGrads book =
+        sa::multi_head_backward(rope_heads(sa::project(x, layer.w_query), 2), rope_heads(sa::project(x, layer.w_key), 2),
+                                sa::project(x, layer.w_value), sa::causal_mask(6, 6), 2, layer.w_out, d_y);
+    const auto close = [](const sa::Matrix& a, const sa::Matrix& b, const char* name) {
+        INFO(name << ": the fast backward against the step functions; largest difference "
+                  << sa::largest_difference(a, b));
+        CHECK(sa::largest_difference(a, b) <= 1e-12);
+    };
+    close(fast.layers[0].w_out, book.d_w_out, "dW_O");
+    close(fast.layers[0].w_value, sa::multiply_transposed_lhs(x, book.d_values), "dW_V");
+    sa::Matrix d_w_query(8, 8);
+    sa::Matrix d_w_key(8, 8);
+    for (std::size_t a = 0; a < 8; ++a) {
+        for (std::size_t b = 0; b < 8; ++b) {
+            sa::Matrix e(8, 8);
+            e(a, b) = 1.0;
+            const sa::Matrix turned = rope_heads(sa::project(x, e), 2);
+            d_w_query(a, b) = inner(book.d_queries, turned);
+            d_w_key(a, b) = inner(book.d_keys, turned);
+        }
+    }
+    close(fast.layers[0].w_query, d_w_query, "dW_Q");
+    close(fast.layers[0].w_key, d_w_key, "dW_K");
 }
 
 TEST_CASE("Training is deterministic: the same seed gives the same bits", "[ch14]")

@@ -199,10 +199,17 @@ TEST_CASE("Repeated letters: a seeded shuffle of distinct letters, repeated once
     }
     CHECK_THROWS_AS(sa::repeated_letters(letters, 52, generator), std::invalid_argument);
     CHECK_THROWS_AS(sa::repeated_letters(letters, 0, generator), std::invalid_argument);
+    INFO("cycled_letters with period 5 and length 13: the five letters, then again, then three more");
+    sa::SplitMix64 again(7);
+    const std::vector<std::size_t> cycle = sa::cycled_letters(letters, 5, 13, again);
+    REQUIRE(cycle.size() == 13);
+    for (std::size_t i = 0; i < 13; ++i) {
+        CHECK(cycle[i] == shuffled[i % 5]);  // the same shuffle's first five: the draws are the same
+    }
 }
 
-TEST_CASE("The training mix: every fourth window is repeated letters, the rest are text as random_batch cuts it",
-          "[ch15][support]")
+TEST_CASE("The training mix: every fourth window is letters cycled with a drawn period, the rest text as "
+          "random_batch cuts it", "[ch15][support]")
 {
     std::vector<std::size_t> text;
     for (std::size_t i = 0; i < 500; ++i) {
@@ -214,27 +221,44 @@ TEST_CASE("The training mix: every fourth window is repeated letters, the rest a
     }
     sa::SplitMix64 a(3);
     sa::SplitMix64 b(3);
-    INFO("with no repeated windows, the mix is random_batch() draw for draw");
-    const sa::Batch plain = sa::mixed_batch(text, letters, 8, 16, 0, a);
+    INFO("with no letter windows, the mix is random_batch() draw for draw");
+    const sa::Batch plain = sa::mixed_batch(text, letters, 8, 16, {.every = 0}, a);
     const sa::Batch reference = sa::random_batch(text, 8, 16, b);
     CHECK(plain.inputs == reference.inputs);
     CHECK(plain.targets == reference.targets);
-    const sa::Batch mixed = sa::mixed_batch(text, letters, 8, 16, 4, a);
+    const sa::LetterMix mix{.every = 4, .shortest = 3, .longest = 9};
+    const sa::Batch mixed = sa::mixed_batch(text, letters, 8, 16, mix, a);
     std::size_t repeated = 0;
     for (std::size_t w = 0; w < 8; ++w) {
         const bool letter = mixed.inputs[w * 16] >= 7;
-        INFO("window " << w << ": windows 3 and 7 are the repeated ones");
+        INFO("window " << w << ": windows 3 and 7 are the letters");
         CHECK(letter == (w % 4 == 3));
-        repeated += letter ? 1 : 0;
-        if (letter) {
-            for (std::size_t i = 0; i < 8; ++i) {
-                CHECK(mixed.inputs[w * 16 + 8 + i] == mixed.inputs[w * 16 + i]);
+        if (!letter) {
+            (void)b.next();  // the text window's start, drawn as random_batch draws it
+            continue;
+        }
+        ++repeated;
+        INFO("the period is 3 + next() mod 7, then the letters are cycled_letters() with it, draw for draw");
+        const std::size_t period = 3 + b.next() % 7;
+        const std::vector<std::size_t> cycle = sa::cycled_letters(letters, period, 17, b);
+        for (std::size_t i = 0; i < 16; ++i) {
+            CHECK(mixed.inputs[w * 16 + i] == cycle[i]);
+            CHECK(mixed.targets[w * 16 + i] == cycle[i + 1]);
+            if (i >= period) {
+                CHECK(mixed.inputs[w * 16 + i] == mixed.inputs[w * 16 + i - period]);
             }
         }
+        const std::set<std::size_t> distinct(cycle.begin(), cycle.begin() + static_cast<std::ptrdiff_t>(period));
+        CHECK(distinct.size() == period);
     }
     CHECK(repeated == 2);  // 25 % of 8 windows
-    CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 15, 4, a), std::invalid_argument);
-    CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 80, 4, a), std::invalid_argument);
+    CHECK(a.next() == b.next());
+    CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 600, mix, a), std::invalid_argument);
+    CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 8, mix, a), std::invalid_argument);  // a period past the window
+    CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 16, {.every = 4, .shortest = 5, .longest = 4}, a),
+                    std::invalid_argument);
+    CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 64, {.every = 4, .shortest = 8, .longest = 40}, a),
+                    std::invalid_argument);  // 33 letters cannot give 40 distinct ones
 }
 
 TEST_CASE("The scores read the forward pass's weights: trace_attention is head_attention, copy losses by hand",
@@ -332,7 +356,8 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, read_all(BOOK_KJV_HELD_OUT));
     const sa::LanguageModel model = saved_model(BOOK_CH15_MODEL);
     const sa::LanguageModel plain = saved_model(std::string(BOOK_CH15_MODEL) + ".without-mix");
-    const sa::LanguageModel control = saved_model(std::string(BOOK_CH15_MODEL) + ".one-layer");
+    INFO("the one-layer control is chapter 14's saved model, trained on text alone");
+    const sa::LanguageModel control = saved_model(BOOK_CH14_MODEL);
     REQUIRE(model.layers.size() == 2);
     REQUIRE(control.layers.size() == 1);
     const std::vector<std::size_t> letters = sa::letter_tokens(vocabulary);
@@ -408,21 +433,23 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     INFO("what the chapter claims: the score and the second copy pass the goal on 32 letters ...");
     CHECK(induction);
     CHECK(whole.first_copy_loss >= 0.9 * std::log(32.0));
-    INFO("... but the head counts back 31 places instead of matching letters: on 24 letters it finds nothing");
-    CHECK(top(model_24.induction[1]) < 0.1);
-    CHECK(model_24.second_copy_loss > model_24.first_copy_loss);
-    INFO("text alone grows no such head");
+    INFO("... and on 24 letters, a period it never counts back by: the head matches letters, not places");
+    CHECK(top(model_24.induction[1]) >= 0.4);
+    CHECK(model_24.second_copy_loss <= 1.0);
+    INFO("text alone grows no such head, and one layer has none");
     CHECK(top(plain_scores.induction[1]) < 0.1);
+    CHECK(control_goal);
     // Step 0: the random start, drawn again from the seed, scored as the program scores it.
     sa::SplitMix64 generator(2017);
     const sa::LanguageModel start = sa::random_model({63, 64, 4, 2, 64}, generator);
     const sa::CopyScores at_start = sa::copy_scores(start, test, nullptr);
-    const sa::Batch first = sa::mixed_batch(sa::encode(vocabulary, training_text), letters, 32, 64, 2, generator);
+    const sa::Batch first = sa::mixed_batch(sa::encode(vocabulary, training_text), letters, 16, 64,
+                                            {.every = 4, .shortest = 8, .longest = 32}, generator);
     const double first_loss = sa::cross_entropy(sa::forward(start, first.inputs, 64).logits, first.targets).loss;
     CHECK_THAT(output, Contains(fmt::format("      0  {:>13.3f}  {:>20.3f}  {:>16.3f}\n", first_loss,
                                             top(at_start.induction[1]), at_start.second_copy_loss)));
-    INFO("step 300: the saved model is the model after the last step");
-    const std::size_t last = output.find("\n    300  ");
+    INFO("step 2000: the saved model is the model after the last step");
+    const std::size_t last = output.find("\n   2000  ");
     REQUIRE(last != std::string::npos);
     const std::string line = output.substr(last + 1, output.find('\n', last + 1) - last);
     CHECK_THAT(line, Catch::Matchers::EndsWith(fmt::format("  {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));

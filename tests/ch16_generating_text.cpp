@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "char_text.hpp"
+#include "circuits.hpp"
 #include "generation.hpp"
 #include "language_model.hpp"
 #include "random.hpp"
@@ -308,4 +309,56 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
         INFO("positions " << first << " to " << last - 1 << ": the mean of -ln p(target) over 16 windows");
         CHECK_THAT(output, Catch::Matchers::Contains(row));
     }
+}
+
+TEST_CASE("The induction head at work: chapter 15's model on a rare name recomputed", "[.ch16-run][support]")
+{
+    const std::string output = read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH15_MODEL));
+    const sa::LanguageModel& model = saved.model;
+    REQUIRE(model.layers.size() == 2);
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    const std::string prompt = "Then came Chedorlaomer the king, Ched";
+    INFO("greedy, recomputed without the cache: 8 characters, the length of 'orlaomer'");
+    const std::string wrote =
+        sa::decode(vocabulary, sa::generate(model, sa::encode(vocabulary, prompt), 8, {.greedy = true}, 0, false));
+    CHECK_THAT(output, Catch::Matchers::Contains("  " + prompt + "[" + wrote + "]\n"));
+    std::size_t copied = 0;
+    while (copied < 8 && wrote[copied] == std::string("orlaomer")[copied]) {
+        ++copied;
+    }
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("the model wrote '{}': the first {} of 8 letters copied.",
+                                                             wrote, copied)));
+    // The induction head: the layer-1 head whose weights, window by window on chapter 15's 16 test
+    // sequences (seed 2018), average the highest induction score.
+    sa::SplitMix64 test_generator(2018);
+    const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);
+    std::vector<double> scores(model.shape.heads, 0.0);
+    for (std::size_t w = 0; w < 16; ++w) {
+        const std::vector<std::size_t> window(test.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64),
+                                              test.inputs.begin() + static_cast<std::ptrdiff_t>((w + 1) * 64));
+        const std::vector<sa::Matrix> heads = sa::head_attention(model, 1, window);
+        for (std::size_t h = 0; h < model.shape.heads; ++h) {
+            scores[h] += sa::induction_score(heads[h], 32) / 16.0;
+        }
+    }
+    const auto head = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("Layer 1 head {} (induction score {:.3f} on",
+                                                             head + 1, scores[head])));
+    INFO("the prompt's last position is 36; the letter after the first 'Ched' is at 10 + 4 = 14");
+    const sa::Matrix a = sa::head_attention(model, 1, sa::encode(vocabulary, prompt))[head];
+    std::vector<std::size_t> places(37);
+    for (std::size_t j = 0; j < 37; ++j) {
+        places[j] = j;
+    }
+    std::stable_sort(places.begin(), places.end(), [&](std::size_t x, std::size_t y) { return a(36, x) > a(36, y); });
+    for (std::size_t r = 0; r < 3; ++r) {
+        const std::size_t j = places[r];
+        CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:.3f} on position {:>2}, '{}', after '{}'\n",
+                                                                 a(36, j), j, sa::character_label(prompt[j]),
+                                                                 sa::character_label(prompt[j - 1]))));
+    }
+    CHECK(prompt[14] == 'o');
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("and {:.3f} on position 14, 'o', the name's next letter",
+                                                             a(36, 14))));
 }

@@ -1,35 +1,34 @@
 # The grader's own tests (tools/learn, label "grader"): the untouched stubs score 0, the
-# reference solutions score full marks, a seeded bug fails exactly the chapters that
-# depend on it and every failing check can be seen with its hint, hints name matrices and
-# tokens, crashes, endless loops and compile errors fail only what they reach, init keeps
-# the learner's work, run shows where the output differs, and the points table in
-# docs/how-to-use.rst matches the tests (tools/test_grader.py lists the scenarios).
+# reference solutions score full marks (graded chapter by chapter and together), a seeded bug
+# fails the chapters of its steps (and, graded together, every chapter that reaches them),
+# a learner who starts at chapter 9 gets its full points and a NaN bug in softmax costs
+# chapter 5 alone, an old workspace gets the stubs it lacks with its code kept byte for byte,
+# hints name matrices and tokens, crashes, endless loops and compile errors fail only what
+# they reach, init keeps the learner's work, run shows where the output differs, the points
+# table in docs/how-to-use.rst matches the tests, one module reads the exercise markers, and
+# the grader's code fits on a screen (tools/test_grader.py lists the scenarios).
 # The grading scenarios share one workspace and one build folder (the first one builds
-# the tests, the others rebuild only what they change), so they never run at the same time.
+# the tests, the others rebuild only what they change and rerun only the chapters whose
+# steps changed), so they never run at the same time.
 if(BOOK_WORKSPACE)
   return()  # a learner's grading build does not test the grader
 endif()
 set(grader_dir "${CMAKE_BINARY_DIR}/grader")
-foreach(scenario IN ITEMS stubs solutions seeded-bug hints crash compile-error)
+foreach(scenario IN ITEMS stubs solutions seeded-bug one-chapter old-workspace hints crash compile-error run-mixed)
   add_test(NAME grader.${scenario}
            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                    --workspace "${grader_dir}/workspace" --build "${grader_dir}/build")
   set_tests_properties(grader.${scenario} PROPERTIES LABELS grader RESOURCE_LOCK grader-build TIMEOUT 1800)
 endforeach()
-add_test(NAME grader.init-keeps-work
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" init-keeps-work
-                 --workspace "${grader_dir}/init-workspace" --build "${grader_dir}/init-build")
-set_tests_properties(grader.init-keeps-work PROPERTIES LABELS grader)
-add_test(NAME grader.run-mixed
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" run-mixed
-                 --workspace "${grader_dir}/run-workspace" --build "${grader_dir}/run-build/grade")
-# After the reference solutions are built: the book's versions that `run` borrows are the
-# same files, so with ccache its build compiles from the cache.
-set_tests_properties(grader.run-mixed PROPERTIES LABELS grader TIMEOUT 600 DEPENDS grader.solutions)
-add_test(NAME grader.hint-sentences
-         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" hint-sentences
-                 --workspace "${grader_dir}/hint-workspace" --build "${grader_dir}/hint-build")
-set_tests_properties(grader.hint-sentences PROPERTIES LABELS grader)
+foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size)  # no build
+  add_test(NAME grader.${scenario}
+           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
+                   --workspace "${grader_dir}/${scenario}-workspace" --build "${grader_dir}/${scenario}-build")
+  set_tests_properties(grader.${scenario} PROPERTIES LABELS grader)
+endforeach()
 add_test(NAME grader.points-table
          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/learn.py" points --check --bin "${CMAKE_BINARY_DIR}/bin")
 set_tests_properties(grader.points-table PROPERTIES LABELS grader)
+add_test(NAME grader.one-marker-reader
+         COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/exercises.py" check-one-reader)
+set_tests_properties(grader.one-marker-reader PROPERTIES LABELS grader)

@@ -41,6 +41,9 @@ import threading
 import time
 import urllib.parse
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 DESKTOP = (1280, 900)
@@ -375,20 +378,10 @@ return details.map(d => d.open && Array.from(d.querySelectorAll('pre'))
 
 
 def solution_bodies(source):
-    """The answer of each exercise, from the BEGIN SOLUTION regions of the library, whitespace collapsed."""
-    bodies = {}
-    for name in sorted(os.listdir(source)) if os.path.isdir(source) else []:
-        if not name.endswith(".cpp"):
-            continue
-        with open(os.path.join(source, name), encoding="utf-8") as file:
-            lines = file.read().split("\n")
-        for index, line in enumerate(lines):
-            if line.strip().startswith("// BEGIN SOLUTION"):
-                exercise = line.strip()[len("// BEGIN SOLUTION"):].split(":")[0].strip()
-                end = next((i for i in range(index + 1, len(lines)) if lines[i].strip().startswith("// END SOLUTION")),
-                           len(lines))
-                bodies[exercise] = " ".join(" ".join(lines[index + 1:end]).split())
-    return bodies
+    """The answer of each exercise, from the solution regions of the library, whitespace collapsed."""
+    if not os.path.isdir(source):
+        return {}
+    return {name: " ".join(body.split()) for name, body in exercise_markers.solution_bodies(source).items()}
 
 
 # Waits until the page's "Try it here" panel, if it has one, has shown its first result.

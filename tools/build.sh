@@ -12,6 +12,9 @@ echo "Building the programs, the tests and the book in $build (a few minutes the
 options=()
 [[ -f "$build/CMakeCache.txt" ]] || options+=(-G Ninja)
 command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# A compilation is cached whichever build folder ran it, so tools/learn's grading build
+# (build/grade/) finds the tests this build compiled, with the same flags.
+export CCACHE_NOHASHDIR=1
 cmake -S "$root" -B "$build" "${options[@]}" -DBOOK_DOCS=ON -DBOOK_WERROR=ON >/dev/null
 # The build's own lines go to build.log; when it fails, its last lines say why.
 if ! cmake --build "$build" --parallel "$(nproc)" > "$build/build.log" 2>&1; then

@@ -4,44 +4,67 @@
 
 The grading scenarios share one workspace folder and one build folder, and write a file
 only when its content changes, so after the first scenario the others rebuild only what
-they changed. Scenarios:
+they changed, and rerun only the chapters whose steps changed. Scenarios:
 
   stubs          untouched stubs: 0 points on every chapter, a table, a non-zero exit
-  solutions      the reference solutions: full marks, exit 0; CTest in the grading build
-                 runs the learner's checks and nothing that needs a chapter program
-  seeded-bug     scale divides by d_k instead of sqrt(d_k): chapter 3 and every chapter whose
-                 tests reach it (7 and later, through sa::attention) fail, the rest pass;
-                 one chapter graded alone, and `list`, show every failing check
+  solutions      the reference solutions: full marks, exit 0, graded alone and together;
+                 CTest in the grading build runs the learner's checks and nothing that needs
+                 a chapter program
+  seeded-bug     scale divides by d_k instead of sqrt(d_k): graded chapter by chapter, the
+                 chapters of the two steps with that line (3 and 11) fail and the rest pass;
+                 graded together, every chapter whose tests reach them fails too; one chapter
+                 graded alone, and `list`, show every failing check
+  one-chapter    a learner who starts at chapter 9: with only its steps written, chapter 9
+                 gets full points; a NaN bug in chapter 5's softmax fails chapter 5 alone
+  old-workspace  a workspace made before chapter 11's exercises (one file in the old
+                 whole-file form): grade says to run init; init adds the stubs it lacks,
+                 says which, keeps every byte of the learner's; it then builds and grades
   hints          a missing transpose in scores names the matrix and what its rows are; a
                  wrong score names its row and column by token, not by a loop variable
   crash          a segfault, an abort and an endless loop in project each fail their checks;
                  the endless loop is named while grading goes on, and stopped within seconds
-  compile-error  a syntax error in scores.cpp: the compiler's error is shown, the chapters
-                 that need scores fail, the others are still graded, nothing crashes
-  init-keeps-work  init twice: the learner's edit survives; reset puts back one stub
-  hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
-                 (no build)
+  compile-error  a syntax error in scores.cpp: the compiler's error is shown with the
+                 learner's file and line, the chapters of scores.cpp's steps fail, every
+                 other chapter passes, nothing crashes
   run-mixed      run a chapter program with only some steps written: the stubs run the
                  book's version, the learner's own step runs as written, and a difference
                  from the book's output is shown line by line with a non-zero exit
+  init-keeps-work  init twice: the learner's edit survives; reset puts back one stub (no build)
+  hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
+                 (no build)
+  code-size      tools/learning's modules at most 400 lines, no function of it or of this
+                 file over 60 lines (no build)
 """
 import argparse
+import ast
+import contextlib
+import difflib
+import io
+import json
 import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import learn  # noqa: E402
+from learning import book, hints, points, run, workspace  # noqa: E402
+from learning import table as results  # noqa: E402
+from learning.book import exercise_files, graded_chapters, markers, write_if_changed  # noqa: E402
 
-LEARN = learn.ROOT / "tools" / "learn"
-# The seeded bug: the step of chapter 3. It fails chapter 3 and every chapter whose tests
-# reach that step (learn.chapters_used), which is how a new chapter joins the list.
+LEARN = book.ROOT / "tools" / "learn"
+# The seeded bug: the scaling of chapter 3, and of its backward step in chapter 11 (the same
+# line). Graded chapter by chapter it fails those two chapters alone; graded together it also
+# fails every chapter whose tests reach those steps (table.chapters_used).
 SEEDED_FILE = "scaling.cpp"
 SEEDED_FROM = "std::sqrt(static_cast<double>(key_dim))"
 SEEDED_TO = "static_cast<double>(key_dim)"
-SEEDED_CHAPTER = 3
+# A NaN bug in chapter 5's softmax: a fully masked row is no longer kept at zeros, so
+# exp(-inf - -inf) makes it NaN. Graded on its own, it costs points in chapter 5 alone.
+NAN_FROM = "continue;  // fully masked: the row stays all zeros"
+NAN_TO = ";  // (a fully masked row falls through)"
 
 failures = []
 
@@ -70,13 +93,13 @@ def run_learn(args, *extra, timeout=1500):
     return result
 
 
-def write_workspace(args, change=None):
-    """The reference solutions, with `change(file name, text) -> text` applied."""
-    for name, parts in learn.exercise_files().items():
-        text = learn.solution_text(parts)
-        if change:
-            text = change(name, text)
-        learn.write_if_changed(args.workspace / name, text)
+def write_workspace(args, change=None, solved=lambda exercise: True):
+    """A workspace of the reference solutions (of the exercises for which `solved` holds; stubs
+    for the others), with `change(file name, text) -> text` applied."""
+    args.workspace.mkdir(parents=True, exist_ok=True)
+    for name, parts in exercise_files().items():
+        text = workspace.file_text(name, parts, solved=solved)
+        write_if_changed(args.workspace / name, change(name, text) if change else text)
 
 
 def table(output):
@@ -104,33 +127,60 @@ def check_table_shape(output, graded):
 
 
 def graded_numbers():
-    return {chapter.number for chapter in learn.graded_chapters()}
+    return {chapter.number for chapter in graded_chapters()}
+
+
+def failing_chapters(rows):
+    return {number for number, (_points, _possible, status) in rows.items() if status != "passed"}
+
+
+def first_in_exercise(text, name, line):
+    """The workspace file with `line` put first in the named exercise's code."""
+    lines = text.splitlines(keepends=True)
+    begin = markers.workspace_regions(lines)[name][0]
+    return "".join(lines[:begin + 1] + [line] + lines[begin + 1:])
+
+
+def stubs_everywhere(args):
+    write_workspace(args, solved=lambda exercise: False)
 
 
 def scenario_stubs(args):
-    args.workspace.mkdir(parents=True, exist_ok=True)
-    for name, parts in learn.exercise_files().items():
-        learn.write_if_changed(args.workspace / name, learn.stub_text(parts))
+    stubs_everywhere(args)
     result = run_learn(args, "grade")
     rows = check_table_shape(result.stdout, graded_numbers())
     expect(result.returncode == 1, f"grading the stubs exited with {result.returncode}, expected 1")
-    for number, (points, possible, status) in rows.items():
-        expect(points == 0 and possible, f"chapter {number}: {points}/{possible} points with stubs, expected 0/N")
+    for number, (points_got, possible, status) in rows.items():
+        expect(points_got == 0 and possible, f"chapter {number}: {points_got}/{possible} points with stubs, "
+                                             "expected 0/N")
         expect(status == "not started", f"chapter {number}: \"{status}\" with stubs, expected \"not started\"")
     total = sum(possible or 0 for _points, possible, _status in rows.values())
     expect(last_line(result.stdout) == f"0 passed, {total} failed",
            f"the last line is \"{last_line(result.stdout)}\", expected \"0 passed, {total} failed\"")
-    expect(learn.NOT_IMPLEMENTED in result.stdout, "no hint names the function that is not implemented yet")
+    expect(book.NOT_IMPLEMENTED in result.stdout, "no hint names the function that is not implemented yet")
+    expect("behind the book" not in result.stdout, "a workspace made by init is said to be behind the book")
+    # One step of chapter 4 written: its checks run, and those that reach the other two steps'
+    # stubs say which step is not implemented yet.
+    write_workspace(args, solved=lambda exercise: exercise.name == "causal_mask")
+    partly = run_learn(args, "grade", "--chapter", "4")
+    points_got, possible, status = table(partly.stdout).get(4, (0, 0, ""))
+    expect(0 < points_got < (possible or 0) and status == "failing",
+           f"chapter 4 with causal_mask written: {points_got}/{possible} {status}, expected some points, failing")
+    expect(re.search(rf"{book.NOT_IMPLEMENTED} (apply_mask|padding_mask), see chapter 4", partly.stdout) is not None,
+           "chapter 4's failing checks do not name the step that is not implemented yet")
 
 
 def scenario_solutions(args):
     write_workspace(args)
-    result = run_learn(args, "grade")
-    rows = check_table_shape(result.stdout, graded_numbers())
-    expect(result.returncode == 0, f"grading the reference solutions exited with {result.returncode}, expected 0")
-    for number, (points, possible, status) in rows.items():
-        expect(points == possible and status == "passed",
-               f"chapter {number}: {points}/{possible} {status} with the reference, expected full marks")
+    for extra in ((), ("--together",)):
+        result = run_learn(args, "grade", *extra)
+        rows = check_table_shape(result.stdout, graded_numbers())
+        expect(result.returncode == 0, f"grading the reference solutions {' '.join(extra)} exited with "
+                                       f"{result.returncode}, expected 0")
+        for number, (points_got, possible, status) in rows.items():
+            expect(points_got == possible and status == "passed",
+                   f"chapter {number}: {points_got}/{possible} {status} with the reference {' '.join(extra)}, "
+                   "expected full marks")
     # A learner who runs CTest in the grading build gets their own checks, and only those.
     ctest = subprocess.run(["ctest", "--test-dir", str(args.build), "-L", "ch01"], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, errors="replace")
@@ -141,37 +191,130 @@ def scenario_solutions(args):
            "ctest in the grading build runs the chapter programs' checks, which it does not build")
 
 
+def seeded_chapters():
+    """The chapters of the steps whose reference code holds the seeded line."""
+    return {exercise.chapter for parts in exercise_files().values() for exercise, body in markers.regions(parts)
+            if exercise.file == SEEDED_FILE and SEEDED_FROM in "".join(body)}
+
+
 def scenario_seeded_bug(args):
-    source = (learn.SRC / SEEDED_FILE).read_text(encoding="utf-8")
+    source = (book.SRC / SEEDED_FILE).read_text(encoding="utf-8")
     expect(SEEDED_FROM in source, f"src/{SEEDED_FILE} no longer contains \"{SEEDED_FROM}\"; update the seeded bug")
-
-    def seed(name, text):
-        return text.replace(SEEDED_FROM, SEEDED_TO) if name == SEEDED_FILE else text
-
-    write_workspace(args, seed)
+    write_workspace(args, lambda name, text: text.replace(SEEDED_FROM, SEEDED_TO) if name == SEEDED_FILE else text)
     result = run_learn(args, "grade")
-    graded = graded_numbers()
+    graded, seeded = graded_numbers(), seeded_chapters()
     rows = check_table_shape(result.stdout, graded)
     expect(result.returncode == 1, f"grading the seeded bug exited with {result.returncode}, expected 1")
-    failing = {number for number, (_p, _n, status) in rows.items() if status != "passed"}
-    expected = {chapter.number for chapter in learn.graded_chapters()
-                if chapter.number == SEEDED_CHAPTER or SEEDED_CHAPTER in learn.chapters_used(chapter)} & graded
-    expect(failing == expected,
-           f"scaling by d_k instead of sqrt(d_k) fails chapters {sorted(failing)}, expected {sorted(expected)}")
-
+    expect(failing_chapters(rows) == seeded & graded,
+           f"scaling by d_k fails chapters {sorted(failing_chapters(rows))} graded one by one, "
+           f"expected {sorted(seeded & graded)} (the chapters of the steps with the bug)")
+    together = run_learn(args, "grade", "--together")
+    reaching = {chapter.number for chapter in graded_chapters()
+                if chapter.number in seeded or seeded & results.chapters_used(chapter)} & graded
+    expect(failing_chapters(check_table_shape(together.stdout, graded)) == reaching,
+           f"graded together, scaling by d_k fails chapters {sorted(failing_chapters(table(together.stdout)))}, "
+           f"expected {sorted(reaching)} (every chapter whose tests reach those steps)")
     # Every failing check of a chapter, each with its hint: grading one chapter shows them all...
-    number = SEEDED_CHAPTER
-    points, possible, _status = rows.get(number, (0, 0, ""))
+    number = min(seeded)
+    points_got, possible, _status = rows.get(number, (0, 0, ""))
     alone = run_learn(args, "grade", "--chapter", str(number))
     shown = re.findall(r"^\s+failing: .*\n\s+(.*)$", alone.stdout, re.M)
-    expect(len(shown) == (possible or 0) - points and all(hint.strip() for hint in shown),
-           f"grade --chapter {number} shows {len(shown)} failing checks with hints, expected {(possible or 0) - points}")
+    expect(len(shown) == (possible or 0) - points_got and all(hint.strip() for hint in shown),
+           f"grade --chapter {number} shows {len(shown)} failing checks with hints, "
+           f"expected {(possible or 0) - points_got}")
     # ...and so does `list`, from the last grade.
     listing = run_learn(args, "list").stdout
     section = listing[listing.find(f"Chapter {number},"):]
     section = section[:section.find("\nChapter ")] if "\nChapter " in section else section
-    expect(len(re.findall(r"^\s+1 point\s+failing\s", section, re.M)) == (possible or 0) - points,
-           f"list does not mark the {(possible or 0) - points} failing checks of chapter {number} as failing")
+    expect(len(re.findall(r"^\s+1 point\s+failing\s", section, re.M)) == (possible or 0) - points_got,
+           f"list does not mark the {(possible or 0) - points_got} failing checks of chapter {number} as failing")
+
+
+def scenario_one_chapter(args):
+    """Issue 21's learner, who starts at chapter 9, and one who has a NaN bug in softmax."""
+    write_workspace(args, solved=lambda exercise: exercise.chapter == 9)
+    alone = run_learn(args, "grade", "--chapter", "9")
+    points_got, possible, status = table(alone.stdout).get(9, (0, 0, ""))
+    expect(possible and points_got == possible and status == "passed",
+           f"with only chapter 9's steps written, chapter 9 gets {points_got}/{possible} ({status}), "
+           "expected full points: its checks use the book's version of the earlier steps")
+    expect(alone.returncode == 0, f"grade --chapter 9 exited with {alone.returncode}, expected 0")
+    softmax = (book.SRC / "softmax.cpp").read_text(encoding="utf-8")
+    expect(NAN_FROM in softmax, f"src/softmax.cpp no longer contains \"{NAN_FROM}\"; update this scenario")
+    write_workspace(args, lambda name, text: text.replace(NAN_FROM, NAN_TO) if name == "softmax.cpp" else text)
+    result = run_learn(args, "grade")
+    rows = check_table_shape(result.stdout, graded_numbers())
+    expect(failing_chapters(rows) == {5},
+           f"a NaN bug in softmax_rows fails chapters {sorted(failing_chapters(rows))}, expected chapter 5 alone")
+    expect("NaN" in result.stdout, "the hint of the softmax bug does not show the NaN")
+
+
+OLD_CHAPTER = 11  # the workspace was made before this chapter's exercises
+OLD_FORM_FILE = "scores.cpp"  # kept in the whole-file form that init used to write
+
+
+def old_whole_file(parts, keep):
+    """The book's file as init used to copy it (every line of it, the steps as exercises), with
+    the functions of the exercises not kept left out, as they were before the book had them."""
+    out, skip_close = [], False
+    for part in parts:
+        if isinstance(part, str):
+            if skip_close and part.strip() == "}":
+                skip_close = False
+                continue
+            out.append(part)
+            continue
+        exercise, body = part
+        if keep(exercise):
+            out += [exercise.begin_line(), *body, exercise.end_line()]
+        else:
+            del out[len(out) - len(exercise.signature) - 1:]
+            skip_close = True
+    return "".join(out)
+
+
+def write_old_workspace(args):
+    """The reference solutions of the chapters before OLD_CHAPTER, as a learner had them then."""
+    old = lambda exercise: exercise.chapter < OLD_CHAPTER  # noqa: E731
+    for name, parts in exercise_files().items():
+        (args.workspace / name).unlink(missing_ok=True)
+        kept = {exercise.name for exercise, _body in markers.regions(parts) if old(exercise)}
+        if kept:
+            text = old_whole_file(parts, old) if name == OLD_FORM_FILE else \
+                workspace.file_text(name, parts, solved=True, only=kept)
+            write_if_changed(args.workspace / name, text)
+    return {path.name: path.read_text(encoding="utf-8") for path in args.workspace.glob("*.cpp")}
+
+
+def check_old_grade(output, behind):
+    rows = check_table_shape(output, graded_numbers())
+    for number, (_points, _possible, status) in rows.items():
+        wanted = "passed" if number < OLD_CHAPTER else "not started"
+        expect(status == wanted, f"an old workspace: chapter {number} is \"{status}\", expected \"{wanted}\"")
+    said = "behind the book" in output and "tools/learn init" in output
+    expect(said == behind, "grade does not tell a learner whose workspace is behind the book to run init"
+           if behind else "grade says a workspace is behind the book after init")
+
+
+def scenario_old_workspace(args):
+    args.workspace.mkdir(parents=True, exist_ok=True)
+    before = write_old_workspace(args)
+    check_old_grade(run_learn(args, "grade").stdout, behind=True)
+    init = run_learn(args, "init")
+    expect(init.returncode == 0, f"init exited with {init.returncode}")
+    new = [exercise for exercise in book.exercises() if exercise.chapter >= OLD_CHAPTER]
+    for exercise in new:
+        expect(re.search(rf"^  added  .*\b{exercise.name}\b.*/{re.escape(exercise.file)}$", init.stdout, re.M)
+               is not None,
+               f"init does not say that it added {exercise.name} to {exercise.file}")
+    expect(not workspace.missing(args.workspace), "after init the workspace still lacks exercises")
+    for name, text in before.items():
+        after = (args.workspace / name).read_text(encoding="utf-8")
+        matcher = difflib.SequenceMatcher(None, text.splitlines(keepends=True), after.splitlines(keepends=True),
+                                          autojunk=False)
+        expect(all(tag in ("equal", "insert") for tag, *_rest in matcher.get_opcodes()),
+               f"init changed the learner's own lines in {name}; it may only add stubs")
+    check_old_grade(run_learn(args, "grade").stdout, behind=False)
 
 
 def scenario_crash(args):
@@ -185,9 +328,7 @@ def scenario_crash(args):
         def crash(name, text):
             if name != "projection.cpp":
                 return text
-            text = include + text
-            return re.sub(r"(// BEGIN EXERCISE project[^\n]*\n)", lambda m: m.group(1) + "    " + statement + "\n",
-                          text, count=1)
+            return first_in_exercise(include + text, "project", "    " + statement + "\n")
 
         write_workspace(args, crash)
         result = run_learn(args, "grade", "--chapter", "1", "--timeout", "2")
@@ -207,7 +348,7 @@ def scenario_compile_error(args):
     def broken(name, text):
         if name != "scores.cpp":
             return text
-        return text.replace("// BEGIN EXERCISE scores", "this is not C++;\n    // BEGIN EXERCISE scores", 1)
+        return first_in_exercise(text, "scores", "    this is not C++;\n")
 
     write_workspace(args, broken)
     result = run_learn(args, "grade")
@@ -217,30 +358,32 @@ def scenario_compile_error(args):
            "a compile error in scores.cpp: chapter 2 does not say \"does not build\"")
     expect(re.search(r"scores\.cpp:\d+:\d+: error:", result.stdout) is not None,
            "a compile error: the compiler's error with its file and line is not shown")
-    # Only the chapters whose checks reach scores fail; the chapters already solved keep their points.
-    needless = {number for number in graded_numbers() if not learn.chapters_used(learn.chapters()[number]) & {2}} - {2}
-    for number in sorted(needless & {1, 4, 5, 6}):
-        expect(rows.get(number, (0, 0, ""))[2] == "passed",
-               f"a compile error in scores.cpp fails chapter {number}, which does not need scores")
+    # Graded chapter by chapter, only the chapters of scores.cpp's steps fail; every other keeps its points.
+    own = {exercise.chapter for exercise in book.exercises() if exercise.file == "scores.cpp"}
+    expect(failing_chapters(rows) == own & graded_numbers(),
+           f"a compile error in scores.cpp fails chapters {sorted(failing_chapters(rows))}, expected {sorted(own)}")
+    expect(re.search(r"^workspace/scores\.cpp:\d+:\d+: error:|/scores\.cpp:\d+:\d+: error:", result.stdout, re.M)
+           is not None and "sources/scores.cpp" not in result.stdout,
+           "a compile error is not shown at the learner's own file and line")
 
 
 def scenario_init_keeps_work(args):
-    workspace = args.workspace
+    folder = args.workspace
     first = run_learn(args, "init")
     expect(first.returncode == 0, f"init exited with {first.returncode}")
-    files = learn.exercise_files()
+    files = exercise_files()
     for name, parts in files.items():
-        expect((workspace / name).read_text(encoding="utf-8") == learn.stub_text(parts), f"{name} is not its stub")
-    edited = workspace / "projection.cpp"
+        expect((folder / name).read_text(encoding="utf-8") == workspace.file_text(name, parts), f"{name} is not its stub")
+    edited = folder / "projection.cpp"
     # The first stub of the file is project's (project_backward's follows it).
     mine = edited.read_text(encoding="utf-8").replace(
         "throw sa::NotImplemented(", "return embeddings;  // my first try\n    throw sa::NotImplemented(", 1) + "// mine\n"
     edited.write_text(mine, encoding="utf-8")
-    (workspace / "scores.cpp").unlink()
+    (folder / "scores.cpp").unlink()
     second = run_learn(args, "init")
     expect(second.returncode == 0, f"init (again) exited with {second.returncode}")
     expect(edited.read_text(encoding="utf-8") == mine, "init changed projection.cpp, which the learner edited")
-    expect((workspace / "scores.cpp").read_text(encoding="utf-8") == learn.stub_text(files["scores.cpp"]),
+    expect((folder / "scores.cpp").read_text(encoding="utf-8") == workspace.file_text("scores.cpp", files["scores.cpp"]),
            "init did not put back the missing scores.cpp")
 
     reset = run_learn(args, "reset", "project")
@@ -248,7 +391,7 @@ def scenario_init_keeps_work(args):
     after = edited.read_text(encoding="utf-8")
     expect("my first try" not in after, "reset project left the learner's code in the function")
     expect(after.endswith("// mine\n"), "reset project changed the file outside the function")
-    backups = list((workspace / learn.BACKUP_FOLDER).glob("projection.cpp.*"))
+    backups = list((folder / book.BACKUP_FOLDER).glob("projection.cpp.*"))
     expect(any(path.read_text(encoding="utf-8") == mine for path in backups), "reset kept no backup of the edit")
 
     unknown = run_learn(args, "reset", "no_such_step")
@@ -257,10 +400,8 @@ def scenario_init_keeps_work(args):
 
 
 def scenario_run_mixed(args):
-    args.workspace.mkdir(parents=True, exist_ok=True)
-    files = learn.exercise_files()
-    for name, parts in files.items():
-        learn.write_if_changed(args.workspace / name, learn.stub_text(parts))
+    stubs_everywhere(args)
+    files = exercise_files()
     untouched = run_learn(args, "run", "ch02-scores")
     expect(untouched.returncode == 0, f"run with every step a stub exited with {untouched.returncode}, expected 0")
     expect("Same as the book's output" in untouched.stdout,
@@ -269,9 +410,9 @@ def scenario_run_mixed(args):
            "run does not say that project and scores ran the book's version")
 
     # The learner writes scores, with a bug: every dot product doubled.
-    solved = learn.solution_text(files["scores.cpp"])
+    solved = workspace.file_text("scores.cpp", files["scores.cpp"], solved=True)
     expect("dot += queries(asking, d) * keys(asked, d);" in solved, "src/scores.cpp changed; update this scenario")
-    learn.write_if_changed(args.workspace / "scores.cpp",
+    write_if_changed(args.workspace / "scores.cpp",
                            solved.replace("dot += queries(asking, d) * keys(asked, d);",
                                           "dot += 2 * queries(asking, d) * keys(asked, d);"))
     mine = run_learn(args, "run", "ch02-scores")
@@ -286,10 +427,10 @@ def scenario_run_mixed(args):
 
 
 def scenario_hints(args):
-    solved = learn.solution_text(learn.exercise_files()["scores.cpp"])
+    solved = workspace.file_text("scores.cpp", exercise_files()["scores.cpp"], solved=True)
     right = "dot += queries(asking, d) * keys(asked, d);"
     expect(right in solved, "src/scores.cpp changed; update this scenario")
-    for wrong, hints in {
+    for wrong, wanted in {
         # The most common mistake: K read as if it were already transposed.
         "dot += queries(asking, d) * keys(d, asked);": ["That matrix is K.", "K is 4×3: one row per key",
                                                         "Q or K (both 3×2)"],
@@ -299,7 +440,7 @@ def scenario_hints(args):
     }.items():
         write_workspace(args, lambda name, text: text.replace(right, wrong) if name == "scores.cpp" else text)
         result = run_learn(args, "grade", "--chapter", "2")
-        for hint in hints:
+        for hint in wanted:
             expect(hint in result.stdout, f"with \"{wrong}\" the hints do not say \"{hint}\"")
         expect(re.search(r"\((row|i|j|col|column), ", result.stdout) is None,
                f"with \"{wrong}\" a hint shows a loop variable instead of a row or column")
@@ -328,50 +469,48 @@ HINT_REPORT = """<TestCase name="c">
 def scenario_hint_sentences(args):
     """Hints read as sentences, matrices print as the book prints them, `run`'s diff names
     each hunk's table, and `list` marks results graded before the last edit as stale."""
-    cases = learn.ElementTree.fromstring(HINT_REPORT)
-    hints = [learn.describe_failure(element, ["why"]) for element in cases.iter("Expression")]
-    for hint in hints:
+    cases = ElementTree.fromstring(HINT_REPORT)
+    sentences = [hints.describe_failure(element, ["why"]) for element in cases.iter("Expression")]
+    for hint in sentences:
         print(hint)
         for leak in ("{?}", "contains:", " < 0.0000001", "( ", "!("):
             expect(leak not in hint, f"the hint {hint!r} shows Catch2's own text {leak!r}")
-    expect(hints[0].startswith("heads[1]: expected 2×2:") and "2.000  0.250" in hints[0]
-           and "got 2×2:" in hints[0] and "2.000  0.750" in hints[0],
-           f"a matrix is not shown in full, as the book prints it: {hints[0]!r}")
-    expect(hints[1] == "relative_difference(a, n): expected below 1e-07, got 0.729465 (why)", repr(hints[1]))
-    expect(hints[2] == 'sa::mix_backward(a, v, d): expected its error message to contain "mix_backward" and '
-           '"3×3", but it was "mix_backward: dO is 2×2" (why)', repr(hints[2]))
-    expect(hints[3] == "used: expected at most 1, got 1.5 (why)", repr(hints[3]))
+    expect(sentences[0].startswith("heads[1]: expected 2×2:") and "2.000  0.250" in sentences[0]
+           and "got 2×2:" in sentences[0] and "2.000  0.750" in sentences[0],
+           f"a matrix is not shown in full, as the book prints it: {sentences[0]!r}")
+    expect(sentences[1] == "relative_difference(a, n): expected below 1e-07, got 0.729465 (why)", repr(sentences[1]))
+    expect(sentences[2] == 'sa::mix_backward(a, v, d): expected its error message to contain "mix_backward" and '
+           '"3×3", but it was "mix_backward: dO is 2×2" (why)', repr(sentences[2]))
+    expect(sentences[3] == "used: expected at most 1, got 1.5 (why)", repr(sentences[3]))
 
-    book = ["Weights A (2×2):", "         a      b", "  a   0.500  0.500", "", "== Cross ==", "",
+    printed = ["Weights A (2×2):", "         a      b", "  a   0.500  0.500", "", "== Cross ==", "",
             "Outputs (2×1):", "        f1", "  a   1.000", "  b   2.000"]
-    yours = list(book)
+    yours = list(printed)
     yours[2], yours[9] = "  a   0.400  0.600", "  b   2.500"
-    diff = learn.titled_diff(book, yours)
+    diff = run.titled_diff(printed, yours)
     print("\n".join(diff))
     headers = [line for line in diff if line.startswith("@@")]
     expect(headers == ['@@ line 2 of the book\'s output, in "Weights A (2×2)" @@',
                        '@@ line 9 of the book\'s output, in "Outputs (2×1)" @@'],
            f"the diff's hunks do not name their tables: {headers}")
 
-    workspace, build = args.workspace / "stale", args.build / "stale"
+    folder, build = args.workspace / "stale", args.build / "stale"
     (build / "bin").mkdir(parents=True, exist_ok=True)
-    workspace.mkdir(parents=True, exist_ok=True)
-    chapter = next(c for c in learn.chapters().values() if c.tests)
+    folder.mkdir(parents=True, exist_ok=True)
+    chapter = next(c for c in book.chapters().values() if c.tests)
     (build / "bin" / f"test_{chapter.tests}").write_text("")
-    (build / learn.RESULTS_FILE).write_text(learn.json.dumps(
+    (build / book.RESULTS_FILE).write_text(json.dumps(
         {chapter.tests: {"old": {"passed": False, "hint": "not implemented yet", "graded_at": 1.0},
                          "new": {"passed": True, "hint": "", "graded_at": time.time() + 3600}}}))
-    (workspace / "scores.cpp").write_text("// edited after the first grade\n")
-    original = learn.list_cases
-    learn.list_cases = lambda executable, spec="": ["old", "new"]
+    (folder / "scores.cpp").write_text("// edited after the first grade\n")
+    original = points.list_cases
+    points.list_cases = lambda executable, spec="": ["old", "new"]
     try:
-        import contextlib
-        import io
         shown = io.StringIO()
         with contextlib.redirect_stdout(shown):
-            learn.command_list(argparse.Namespace(workspace=workspace, build=build))
+            points.command_list(argparse.Namespace(workspace=folder, build=build))
     finally:
-        learn.list_cases = original
+        points.list_cases = original
     lines = shown.getvalue().splitlines()
     print("\n".join(lines[-4:]))
     expect(any("failing, stale" in line and line.endswith("old") for line in lines),
@@ -380,11 +519,30 @@ def scenario_hint_sentences(args):
            "a result graded after the last edit is marked stale")
 
 
+def scenario_code_size(args):
+    """Nothing too long to see at once: each module of tools/learning at most 400 lines, no
+    function of it or of this file over 60 lines."""
+    package = book.ROOT / "tools" / "learning"
+    for path in [*sorted(package.glob("*.py")), Path(__file__).resolve(), book.ROOT / "tools" / "learn.py"]:
+        text = path.read_text(encoding="utf-8")
+        if path.parent == package:
+            lines = len(text.splitlines())
+            expect(lines <= 400, f"tools/learning/{path.name} has {lines} lines, more than 400")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = node.end_lineno - node.lineno + 1
+                expect(length <= 60, f"{path.name}: {node.name} is {length} lines long, more than 60")
+    print(f"Checked {len(list(package.glob('*.py')))} modules of tools/learning and {Path(__file__).name}.")
+
+
 SCENARIOS = {
     "hint-sentences": scenario_hint_sentences,
+    "code-size": scenario_code_size,
     "stubs": scenario_stubs,
     "solutions": scenario_solutions,
     "seeded-bug": scenario_seeded_bug,
+    "one-chapter": scenario_one_chapter,
+    "old-workspace": scenario_old_workspace,
     "hints": scenario_hints,
     "crash": scenario_crash,
     "compile-error": scenario_compile_error,
@@ -402,7 +560,6 @@ def main():
     args.workspace = args.workspace.resolve()
     args.build = args.build.resolve()
     if args.scenario == "init-keeps-work" and args.workspace.exists():
-        import shutil
         shutil.rmtree(args.workspace)
     SCENARIOS[args.scenario](args)
     if failures:

@@ -14,6 +14,7 @@
 #include "safetensors.hpp"
 #include "svg.hpp"
 #include "training.hpp"
+#include "training_files.hpp"
 
 namespace {
 
@@ -25,57 +26,11 @@ constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenl
 constexpr double learning_rate = 1e-2;         // Adam's α
 //< settings
 
-std::string read_file(const std::string& path, const std::string& option)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw sa::UsageError(fmt::format("{}: cannot read the file {}", option, path));
-    }
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct Corpus {
-    std::string name;
-    sa::TextSplit split;
-};
-
-Corpus load_corpus(const std::string& path)
-{
-    if (path.empty()) {
-        return {"the King James Bible, one verse per line; every tenth chapter held out",
-                {read_file(BOOK_KJV_TRAINING, "the King James text"), read_file(BOOK_KJV_HELD_OUT, "the King James text")}};
-    }
-    const std::string option = "--text " + path;
-    const std::string text = read_file(path, "--text");
-    try {
-        sa::check_plain_text(text, option);
-        return {path + "; every tenth line held out", sa::split_every_tenth_line(text, option)};
-    } catch (const std::invalid_argument& error) {
-        throw sa::UsageError(error.what());
-    }
-}
-
-sa::SavedModel load_model(const std::string& path, const sa::Vocabulary& vocabulary)
-{
-    sa::SavedModel saved;
-    try {
-        saved = sa::load_safetensors(read_file(path, "--load"));
-    } catch (const std::invalid_argument& error) {
-        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
-    }
-    if (saved.vocabulary != vocabulary.characters) {
-        throw sa::UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and they "
-                                         "differ; load a model trained on this text", path, saved.vocabulary.size(),
-                                         vocabulary.characters.size()));
-    }
-    return saved;
-}
-
 std::string evaluate_file(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path,
                           int digits)
 {
     const std::string option = "--eval " + path;
-    const std::string text = read_file(path, "--eval");
+    const std::string text = sa::read_file(path, "--eval");
     std::vector<std::size_t> tokens;
     try {
         sa::check_plain_text(text, option);
@@ -290,7 +245,7 @@ std::string next_character_chapter(const sa::Example& example)
         throw sa::UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose "
                                          "1, 2, 4, 8, 16 or 32", heads, width));
     }
-    const Corpus corpus = load_corpus(example.options.at("--text"));
+    const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
     //> text
     const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
     const std::vector<std::size_t> training = sa::encode(vocabulary, corpus.split.training);
@@ -303,7 +258,7 @@ std::string next_character_chapter(const sa::Example& example)
                                          training.size(), held_out.size(), context + 1));
     }
     const std::string& load = example.options.at("--load");
-    const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : load_model(load, vocabulary);
+    const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : sa::load_model(load, vocabulary);
     const Baselines baselines = counted_baselines(training, held_out, v);
     const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
     const int digits = example.precision;

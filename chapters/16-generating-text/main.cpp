@@ -10,14 +10,18 @@
 #include <fstream>
 #include <iterator>
 #include <numeric>
+#include <optional>
+#include <utility>
 
 #include "char_text.hpp"
+#include "circuits.hpp"
 #include "cli.hpp"
 #include "generation.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
 #include "safetensors.hpp"
 #include "sampling.hpp"
+#include "training_files.hpp"
 
 namespace {
 
@@ -27,19 +31,10 @@ constexpr std::size_t table_top_k = 5;    // the top-k of the table's fourth rul
 constexpr double table_temperature = 0.5; // the temperature of its third rule
 constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, for the last section
 
-std::string read_file(const std::string& path, const std::string& option)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw sa::UsageError(fmt::format("{}: cannot read the file {}", option, path));
-    }
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 sa::SavedModel load_model(const std::string& path)
 {
     try {
-        return sa::load_safetensors(read_file(path, "--load"));
+        return sa::load_safetensors(sa::read_file(path, "--load"));
     } catch (const sa::UsageError&) {
         throw;
     } catch (const std::invalid_argument& error) {
@@ -244,7 +239,7 @@ void write_speed(const std::string& path, const sa::LanguageModel& model, const 
 std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
 {
     const std::size_t c = model.shape.context;
-    const std::string text = read_file(BOOK_KJV_HELD_OUT, "the King James held-out text");
+    const std::string text = sa::read_file(BOOK_KJV_HELD_OUT, "the King James held-out text");
     for (const char ch : text) {
         if (vocabulary.token_of_byte[static_cast<unsigned char>(ch)] < 0) {
             return "Past the context: skipped, the held-out King James text has characters outside this model's "
@@ -269,6 +264,75 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
 }
 //< past-context
 
+// The layer-1 head with the best induction score on chapter 15's test letters (16 of 32 distinct
+// letters repeated once, drawn with that chapter's seed 2018), and its score.
+std::pair<std::size_t, double> induction_head(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary)
+{
+    sa::SplitMix64 test_generator(2018);
+    const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);
+    const std::vector<double> scores = sa::copy_scores(model, test, nullptr).induction.at(1);
+    const auto top = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    return {top, scores[top]};
+}
+
+// Where one row of a head's weights puts most: its three largest weights, with the character at each
+// place and the one before it.
+std::string strongest_places(const sa::Matrix& weights, std::size_t row, const std::string& text, int digits)
+{
+    std::vector<std::size_t> places(row + 1);
+    std::iota(places.begin(), places.end(), std::size_t{0});
+    std::stable_sort(places.begin(), places.end(),
+                     [&](std::size_t a, std::size_t b) { return weights(row, a) > weights(row, b); });
+    std::string out;
+    for (std::size_t r = 0; r < std::min<std::size_t>(3, places.size()); ++r) {
+        const std::size_t j = places[r];
+        out += fmt::format("  {:.{}f} on position {:>2}, '{}', after '{}'\n", weights(row, j), digits, j,
+                           sa::character_label(text[j]), j == 0 ? "(none)" : sa::character_label(text[j - 1]));
+    }
+    return out;
+}
+
+//> induction-demo
+// Chapter 15's two-layer model copies: a prompt holds a rare name once, then its first letters again.
+std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
+{
+    const std::string name = "Chedorlaomer";  // Genesis 14: a king of Elam, named five times in the Bible
+    const std::string prompt = "Then came " + name + " the king, " + name.substr(0, 4);
+    std::ifstream in(BOOK_CH15_MODEL, std::ios::binary);
+    std::optional<sa::SavedModel> saved;
+    if (in) {
+        saved = load_model(BOOK_CH15_MODEL);
+    }
+    if (!saved || saved->vocabulary != vocabulary.characters || saved->model.layers.size() < 2) {
+        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n\n";
+    }
+    const sa::LanguageModel& model = saved->model;
+    const std::size_t rest = name.size() - 4;
+    const std::vector<std::size_t> copied =
+        sa::generate(model, sa::encode(vocabulary, prompt), rest, {.greedy = true}, 0, true);
+    const std::string continued = sa::decode(vocabulary, copied);
+    std::size_t right = 0;
+    while (right < rest && continued[right] == name[4 + right]) {
+        ++right;
+    }
+    const auto [head, score] = induction_head(model, vocabulary);
+    // The first generated character is chosen at the prompt's last position, its second 'd'. An
+    // induction head would look at the place just after the first "Ched": the name's next letter.
+    const std::size_t last = prompt.size() - 1;
+    const std::size_t copy_from = prompt.find(name) + 4;
+    const sa::Matrix weights = sa::head_attention(model, 1, sa::encode(vocabulary, prompt))[head];
+    return fmt::format("The induction head at work: chapter 15's model, greedy, on a name it has seen once.\n"
+                       "  {}[{}]\n"
+                       "The name goes on '{}'; the model wrote '{}': the first {} of {} letters copied.\n"
+                       "Layer 1 head {} (induction score {:.{}f} on chapter 15's test letters), at the step after "
+                       "'{}',\nthe prompt's last position ({}), puts\n{}"
+                       "and {:.{}f} on position {}, '{}', the name's next letter, where copying would look.\n",
+                       prompt, continued, name.substr(4), continued, right, rest, head + 1, score, digits,
+                       name.substr(0, 4), last, strongest_places(weights, last, prompt, digits),
+                       weights(last, copy_from), digits, copy_from, prompt[copy_from]);
+}
+//< induction-demo
+
 std::string generating_text_chapter(const sa::Example& example)
 {
     const sa::SavedModel saved = load_model(example.options.at("--load"));
@@ -290,6 +354,7 @@ std::string generating_text_chapter(const sa::Example& example)
     out += one_step_table(model, vocabulary, prompt, generator.uniform(), digits);
     out += cache_check(model, vocabulary, prompt, length, rule, example.seed);
     out += past_context(model, vocabulary, digits);
+    out += "\n" + induction_demo(vocabulary, digits);
     if (!example.options.at("--speed").empty()) {
         write_speed(example.options.at("--speed"), model, prompt, rule, example.seed);
     }

@@ -1,0 +1,56 @@
+#include "training_files.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "cli.hpp"
+
+namespace sa {
+
+std::string read_file(const std::string& path, const std::string& option)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw UsageError(fmt::format("{}: cannot read the file {}", option, path));
+    }
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+Corpus load_corpus(const std::string& path, const std::string& training, const std::string& held_out)
+{
+    if (path.empty()) {
+        return {"the King James Bible, one verse per line; every tenth chapter held out",
+                {read_file(training, "the King James text"), read_file(held_out, "the King James text")}};
+    }
+    const std::string option = "--text " + path;
+    const std::string text = read_file(path, "--text");
+    try {
+        check_plain_text(text, option);
+        return {path + "; every tenth line held out", split_every_tenth_line(text, option)};
+    } catch (const std::invalid_argument& error) {
+        throw UsageError(error.what());
+    }
+}
+
+SavedModel load_model(const std::string& path, const Vocabulary& vocabulary)
+{
+    SavedModel saved;
+    try {
+        saved = load_safetensors(read_file(path, "--load"));
+    } catch (const UsageError&) {
+        throw;
+    } catch (const std::invalid_argument& error) {
+        throw UsageError(fmt::format("--load {}: {}", path, error.what()));
+    }
+    if (saved.vocabulary != vocabulary.characters) {
+        throw UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and they "
+                                     "differ; load a model trained on this text", path, saved.vocabulary.size(),
+                                     vocabulary.characters.size()));
+    }
+    return saved;
+}
+
+}  // namespace sa

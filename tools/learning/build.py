@@ -1,0 +1,95 @@
+"""Configuring and building the grading build (CMake's BOOK_WORKSPACE mode, in build/grade/)."""
+import os
+import re
+import shutil
+
+from .book import ROOT, exercise_files, relative, run_quietly
+from .sources import write_sources
+
+
+class BuildFailed(Exception):
+    def __init__(self, summary, output):
+        super().__init__(summary)
+        self.summary = summary
+        self.output = output
+
+
+def first_errors(output, limit=25):
+    """The compiler's (or CMake's) first errors, with their context lines, paths made relative."""
+    lines = output.replace(str(ROOT) + "/", "").splitlines()
+    picked = []
+    for index, line in enumerate(lines):
+        if re.search(r"(: error:|: fatal error:|undefined reference|CMake Error|No rule to make target)", line):
+            picked.append(line)
+            for follow in lines[index + 1:index + 8]:
+                if not re.match(r"^(\s|\d+\s*\|)", follow) or "***" in follow:
+                    break
+                picked.append(follow)
+        if len(picked) >= limit:
+            break
+    return "\n".join((picked or [line for line in lines if "***" not in line][-limit:])[:limit])
+
+
+# The book's own build's settings (a Debug build), so that the tests compile exactly as there
+# and ccache finds them; the library itself is optimized, with assert() still on for learners
+# who use it (tools/learning/grading.cmake).
+GRADE_SETTINGS = {"BOOK_DOCS": "OFF", "BOOK_WERROR": "ON", "CMAKE_BUILD_TYPE": "Debug", "CMAKE_CXX_FLAGS_DEBUG": "-g"}
+
+
+def use_ccache():
+    """ccache, where installed: a build folder made afresh, a file put back as it was, and the
+    tests the book's own build compiled, compile from its cache."""
+    if not shutil.which("ccache"):
+        return False
+    os.environ.pop("CCACHE_BASEDIR", None)  # messages keep the full paths the grader maps back
+    os.environ["CCACHE_NOHASHDIR"] = "1"  # the same test compiled in build/ and in build/grade/ is one entry
+    os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros")  # the library's precompiled headers
+    return True
+
+
+def configure(sources, build, first_time="the first build compiles the tests, which takes a while"):
+    """Configure a build of the library from `sources` once; CMake notices later changes itself."""
+    wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()))
+    if use_ccache():
+        wanted["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
+    cache = build / "CMakeCache.txt"
+    if cache.exists():
+        configured = dict(re.findall(r"^(\w+):\w+=(.*)$", cache.read_text(encoding="utf-8", errors="replace"), re.M))
+        if all(configured.get(name) == value for name, value in wanted.items()):
+            return
+    print(f"Configuring {relative(build)} (once; {first_time})...", flush=True)
+    # Ninja, where installed, checks an unchanged build in milliseconds where make takes
+    # a second or two; a build folder keeps its generator.
+    generator = ["-G", "Ninja"] if not cache.exists() and shutil.which("ninja") else []
+    result = run_quietly(["cmake", "-S", str(ROOT), "-B", str(build), *generator,
+                          *(f"-D{name}={value}" for name, value in wanted.items())])
+    if result.returncode != 0:
+        raise BuildFailed("CMake could not configure the build", result.stdout)
+
+
+def failed_files(output, broken):
+    """The exercise files whose grading source did not compile (the build's FAILED lines)."""
+    names = set(exercise_files())
+    failed = {found for found in re.findall(r"^FAILED: .*?/sources/([\w.-]+\.cpp)\.o\b", output, re.M)}
+    failed |= set(re.findall(r"/sources/([\w.-]+\.cpp)\.o\] Error", output))  # make's way of saying it
+    return sorted((failed & names) - set(broken))
+
+
+def build_workspace(workspace, build, targets, jobs):
+    """Build `targets` from the workspace. A file that does not compile is built as its stubs
+    instead, so that it fails only the checks of its own steps. Returns (the files that did
+    not compile, the compiler's errors with the learner's paths); raises BuildFailed if even
+    that does not build."""
+    sources = build / "sources"
+    broken, errors = [], ""
+    while True:
+        write_sources(workspace, sources, broken)
+        configure(sources, build)
+        result = run_quietly(["cmake", "--build", str(build), "--parallel", str(jobs), "--target", *targets])
+        if result.returncode == 0:
+            return broken, errors
+        errors = errors or first_errors(result.stdout)
+        failed = failed_files(result.stdout, broken)
+        if not failed:
+            raise BuildFailed("the build failed", errors if broken else first_errors(result.stdout))
+        broken += failed

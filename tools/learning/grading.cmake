@@ -1,0 +1,79 @@
+# A learner's grading build (tools/learn grade): BOOK_WORKSPACE names the grading sources that
+# tools/learn writes, one per book file with exercises (tools/learning/sources.py): the book's
+# file with the learner's version of each step next to the book's, picked at run time by
+# BOOK_GRADE_CHAPTER. Each chapter's checks run with their own chapter's number, so a chapter
+# is graded on its own exercises and the book's version of every other step; the same checks
+# also run with the learner's whole library ("together" tests, tools/learn grade --together).
+#
+# Included by the root CMakeLists.txt, after book_sources lists src/*.cpp: book_grading_sources()
+# puts the grading sources in the exercise files' place, book_grading_test() makes a chapter's
+# test program.
+
+# The files with exercises, from the one reader of the exercise markers.
+function(book_grading_sources)
+  execute_process(COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/exercises.py" files
+                          --src "${CMAKE_SOURCE_DIR}/src"
+                  OUTPUT_VARIABLE listing ERROR_VARIABLE problem RESULT_VARIABLE status)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "tools/exercises.py could not read the exercise markers: ${problem}")
+  endif()
+  set(sources ${book_sources})
+  string(REPLACE "\n" ";" listing "${listing}")
+  foreach(line IN LISTS listing)
+    if(line MATCHES "^([^ ]+\\.cpp)")
+      set(file "${CMAKE_MATCH_1}")
+      if(NOT EXISTS "${BOOK_WORKSPACE}/${file}")
+        message(FATAL_ERROR "${BOOK_WORKSPACE} has no ${file}: grade with tools/learn grade, which writes it")
+      endif()
+      list(REMOVE_ITEM sources "${CMAKE_SOURCE_DIR}/src/${file}")
+      list(APPEND sources "${BOOK_WORKSPACE}/${file}")
+    endif()
+  endforeach()
+  # A new exercise in the book changes the list: configure again.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               ${book_sources} "${CMAKE_SOURCE_DIR}/tools/exercises.py")
+  set(book_sources ${sources} PARENT_SCOPE)
+endfunction()
+
+# The library optimized (the experiments in the tests run in well under a second), without
+# debug information, and its common headers precompiled once: a changed step compiles in a
+# third of the time. A source with options of its own (a chapter's -O3 or -march=native)
+# compiles without the precompiled headers.
+function(book_grading_library)
+  target_compile_options(selfattention PRIVATE -O2 -g0)
+  target_precompile_headers(selfattention PRIVATE <cmath> <stdexcept> <string> <vector> <fmt/format.h>
+                            "${CMAKE_SOURCE_DIR}/src/matrix.hpp")
+  cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL book_grading_pch_exceptions)
+endfunction()
+
+function(book_grading_pch_exceptions)
+  get_target_property(sources selfattention SOURCES)
+  foreach(source IN LISTS sources)
+    get_source_file_property(options "${source}" COMPILE_OPTIONS)
+    if(options)
+      set_source_files_properties("${source}" PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+    endif()
+  endforeach()
+endfunction()
+
+# The test program of one chapter (tests/chNN_slug.cpp). It links the library as a shared
+# library, so a changed step relinks that library alone. The tests compile exactly as in the
+# book's own build (tools/learn configures the same flags), so with ccache a learner who has
+# built the book compiles none of them again.
+function(book_grading_test test_name test_source)
+  string(SUBSTRING "${test_name}" 2 2 chapter)
+  math(EXPR number "${chapter}")
+  set(target test_${test_name})
+  add_executable(${target} "${test_source}")
+  target_link_libraries(${target} PRIVATE selfattention Catch2::Catch2WithMain Eigen3::Eigen LibXml2::LibXml2)
+  # Catch2 shows a failed check's matrices as the book prints them, never as {?}.
+  target_compile_options(${target} PRIVATE -include "${CMAKE_SOURCE_DIR}/tests/catch_matrix.hpp")
+  # Each case writes Catch2's XML report, which tools/learn reads; --warn NoTests: a CTest
+  # test whose filter selects no test case fails instead of passing.
+  catch_discover_tests(${target} TEST_PREFIX "${test_name}: " EXTRA_ARGS --warn NoTests
+                       REPORTER xml OUTPUT_DIR catch-reports OUTPUT_PREFIX "${test_name}-" OUTPUT_SUFFIX ".xml"
+                       PROPERTIES LABELS "ch${chapter}" ENVIRONMENT "BOOK_GRADE_CHAPTER=${number}")
+  catch_discover_tests(${target} TEST_PREFIX "together ${test_name}: " EXTRA_ARGS --warn NoTests
+                       REPORTER xml OUTPUT_DIR catch-reports OUTPUT_PREFIX "together-${test_name}-"
+                       OUTPUT_SUFFIX ".xml" PROPERTIES LABELS "together" ENVIRONMENT "BOOK_GRADE_CHAPTER=all")
+endfunction()

@@ -683,3 +683,32 @@ TEST_CASE("A figure's notes go under it: the document grows a line per note, the
     CHECK(number_after(empty, " height=\"") == 40.0 + 22.0);
     CHECK_THAT(empty, Contains(">speed</text>") && Contains(">not drawn</text>"));
 }
+
+TEST_CASE("A training step's operations: its products listed one by one, forward and backward", "[ch13][support]")
+{
+    // V = 5, d = 4, h = 2, one layer, windows of W = 3, 2 windows: N = 6 tokens. Listed as
+    // products m×k by k×n, 2·m·k·n operations each: the four projections 6×4 by 4×4 (192 each),
+    // per window and head the scores 3×2 by 2×3 and the mix 3×3 by 3×2 (36 each, 4 of each),
+    // the logits 6×4 by 4×5 (240). Forward 768 + 144 + 144 + 240 = 1296; the backward turns
+    // every product into two of its size: 3 · 1296 = 3888.
+    const sa::ModelShape shape{5, 4, 2, 1, 3};
+    const std::size_t windows = 2;
+    struct Product {
+        std::size_t m, k, n, count;
+    };
+    const std::size_t tokens = windows * shape.context;
+    const std::size_t head = shape.width / shape.heads;
+    const std::vector<Product> forward{{tokens, shape.width, shape.width, 4 * shape.layers},
+                                       {shape.context, head, shape.context, windows * shape.heads * shape.layers},
+                                       {shape.context, shape.context, head, windows * shape.heads * shape.layers},
+                                       {tokens, shape.width, shape.vocabulary, 1}};
+    double listed = 0.0;
+    for (const Product& product : forward) {
+        listed += 3.0 * 2.0 * static_cast<double>(product.m * product.k * product.n * product.count);
+    }
+    CHECK(listed == 3888.0);
+    CHECK(bench::training_step_operations(shape, windows) == 3888.0);
+    INFO("chapter 15's step: N = 1024, d = 64, W = 64, V = 63, 2 layers: "
+         "3·(2·(8·1024·64² + 4·1024·64·64) + 2·1024·64·63) = 326 762 496");
+    CHECK(bench::training_step_operations({63, 64, 4, 2, 64}, 16) == 326762496.0);
+}

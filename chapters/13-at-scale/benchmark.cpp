@@ -2,7 +2,8 @@
 // (OpenBLAS's dgemm for the two products, a softmax in between) and the fast tiled kernel,
 // side by side in one run, at d = 64 in doubles, each as a share of the machine's fp64
 // peak measured in the same run; then KV-cache decoding, next to a plain read of the same
-// bytes and against recomputing the prefix. The kernels' times are the minimum of runs
+// bytes and against recomputing the prefix; then one training step of chapter 15's model,
+// sa::training_step next to the same step through the book's step functions. The kernels' times are the minimum of runs
 // interleaved round by round (timing.hpp), the decoding step's medians; memory is the peak
 // the call allocates.
 //
@@ -29,10 +30,19 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include "adam.hpp"
 #include "attention.hpp"
 #include "cli.hpp"
+#include "cross_entropy.hpp"
+#include "dense.hpp"
+#include "embedding.hpp"
 #include "fast_attention.hpp"
+#include "language_model.hpp"
 #include "masking.hpp"
+#include "multi_head.hpp"
+#include "multi_head_backward.hpp"
+#include "positions.hpp"
+#include "projection.hpp"
 #include "random.hpp"
 #include "svg.hpp"
 #include "tiled.hpp"
@@ -291,6 +301,7 @@ struct Settings {
     std::size_t decode_length = 4096;
     std::string figures = {};
     long peak_iterations = 10000000;  // about 20 ms per core on a quiet machine
+    std::size_t training_windows = 16;  // the windows of the timed training step: chapter 15's batch
 };
 
 struct Row {
@@ -624,8 +635,195 @@ Decoding compare_decoding(const Settings& settings)
     return {fastest_read / best.step, recomputed.seconds / best.step};
 }
 
+// ---- One training step of chapter 15's model (two attention layers, d = 64, h = 4,
+// 16 windows of 64 characters, V = 63): sa::training_step next to the same step through
+// the book's step functions, window by window.
+
+// Rows [first, first + count) of a matrix.
+sa::Matrix row_block(const sa::Matrix& matrix, std::size_t first, std::size_t count)
+{
+    sa::Matrix block(count, matrix.cols());
+    for (std::size_t r = 0; r < count; ++r) {
+        for (std::size_t c = 0; c < matrix.cols(); ++c) {
+            block(r, c) = matrix(first + r, c);
+        }
+    }
+    return block;
+}
+
+void put_row_block(sa::Matrix& matrix, std::size_t first, const sa::Matrix& block)
+{
+    for (std::size_t r = 0; r < block.rows(); ++r) {
+        for (std::size_t c = 0; c < block.cols(); ++c) {
+            matrix(first + r, c) = block(r, c);
+        }
+    }
+}
+
+// Rotary positions on each head's slice, counted from the window's first row.
+sa::Matrix rope_heads(const sa::Matrix& matrix, std::size_t heads)
+{
+    std::vector<sa::Matrix> slices = sa::split_heads(matrix, heads);
+    for (sa::Matrix& slice : slices) {
+        slice = sa::rope(slice);
+    }
+    return sa::concat_heads(slices);
+}
+
+// The gradient through rope_heads(): each pair (2i, 2i+1) turns by R, so the gradient turns
+// by Rᵀ, which is S R S with S the swap of the pair's two features.
+sa::Matrix rope_heads_backward(const sa::Matrix& gradient, std::size_t heads)
+{
+    const auto swapped = [](sa::Matrix matrix) {
+        for (std::size_t r = 0; r < matrix.rows(); ++r) {
+            for (std::size_t c = 0; c + 1 < matrix.cols(); c += 2) {
+                std::swap(matrix(r, c), matrix(r, c + 1));
+            }
+        }
+        return matrix;
+    };
+    return swapped(rope_heads(swapped(gradient), heads));
+}
+
+// One layer on one window, forward: Y = X + MultiHead(rope(X W_Q), rope(X W_K), X W_V) W_O.
+sa::Matrix plain_layer(const sa::AttentionLayer& layer, const sa::Matrix& x, std::size_t heads)
+{
+    const sa::Matrix mask = sa::causal_mask(x.rows(), x.rows());
+    const sa::Matrix out = sa::multi_head_attention(rope_heads(sa::project(x, layer.w_query), heads),
+                                                    rope_heads(sa::project(x, layer.w_key), heads),
+                                                    sa::project(x, layer.w_value), mask, heads, layer.w_out);
+    sa::Matrix y = x;
+    sa::add_in_place(y, out);
+    return y;
+}
+
+// One layer on one window, backward: adds the layer's gradients into `grads` and returns dX.
+sa::Matrix plain_layer_backward(const sa::AttentionLayer& layer, const sa::Matrix& x, const sa::Matrix& d_y,
+                                std::size_t heads, sa::AttentionLayer& grads)
+{
+    const sa::Matrix mask = sa::causal_mask(x.rows(), x.rows());
+    const sa::MultiHeadGrads attention = sa::multi_head_backward(
+        rope_heads(sa::project(x, layer.w_query), heads), rope_heads(sa::project(x, layer.w_key), heads),
+        sa::project(x, layer.w_value), mask, heads, layer.w_out, d_y);
+    const sa::ProjectionGrads query = sa::project_backward(x, layer.w_query, rope_heads_backward(attention.d_queries, heads));
+    const sa::ProjectionGrads key = sa::project_backward(x, layer.w_key, rope_heads_backward(attention.d_keys, heads));
+    const sa::ProjectionGrads value = sa::project_backward(x, layer.w_value, attention.d_values);
+    sa::add_in_place(grads.w_query, query.d_weights);
+    sa::add_in_place(grads.w_key, key.d_weights);
+    sa::add_in_place(grads.w_value, value.d_weights);
+    sa::add_in_place(grads.w_out, attention.d_w_out);
+    sa::Matrix d_x = d_y;  // the residual passes dY on unchanged
+    sa::add_in_place(d_x, query.d_embeddings);
+    sa::add_in_place(d_x, key.d_embeddings);
+    sa::add_in_place(d_x, value.d_embeddings);
+    return d_x;
+}
+
+// The loss's gradient at every parameter, through the step functions, window by window.
+sa::LanguageModel plain_gradient(const sa::LanguageModel& model, const sa::Batch& batch)
+{
+    const std::size_t heads = model.shape.heads;
+    const std::size_t window = batch.window;
+    const std::size_t windows = batch.inputs.size() / window;
+    std::vector<sa::Matrix> inputs{sa::embed(model.embedding, batch.inputs)};  // each layer's input, then the last stream
+    for (const sa::AttentionLayer& layer : model.layers) {
+        sa::Matrix stream = inputs.back();
+        for (std::size_t w = 0; w < windows; ++w) {
+            put_row_block(stream, w * window, plain_layer(layer, row_block(inputs.back(), w * window, window), heads));
+        }
+        inputs.push_back(std::move(stream));
+    }
+    const sa::CrossEntropy loss = sa::cross_entropy(sa::project(inputs.back(), model.unembedding), batch.targets);
+    sa::LanguageModel grads = sa::zero_model(model.shape);
+    sa::ProjectionGrads unembedding = sa::project_backward(inputs.back(), model.unembedding, loss.d_logits);
+    grads.unembedding = std::move(unembedding.d_weights);
+    sa::Matrix d_stream = std::move(unembedding.d_embeddings);
+    for (std::size_t l = model.layers.size(); l-- > 0;) {
+        sa::Matrix d_input(d_stream.rows(), d_stream.cols());
+        for (std::size_t w = 0; w < windows; ++w) {
+            put_row_block(d_input, w * window,
+                          plain_layer_backward(model.layers[l], row_block(inputs[l], w * window, window),
+                                               row_block(d_stream, w * window, window), heads, grads.layers[l]));
+        }
+        d_stream = std::move(d_input);
+    }
+    grads.embedding = sa::embedding_backward(d_stream, batch.inputs, model.shape.vocabulary);
+    return grads;
+}
+
+// The same step as sa::training_step, with the gradient from plain_gradient().
+void plain_training_step(sa::Trainer& trainer, const sa::Batch& batch)
+{
+    sa::LanguageModel grads = plain_gradient(trainer.model, batch);
+    ++trainer.steps;
+    const std::vector<sa::Matrix*> weights = sa::parameters(trainer.model);
+    const std::vector<sa::Matrix*> gradients = sa::parameters(grads);
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        sa::adam_step(*weights[i], *gradients[i], trainer.moments[i], trainer.steps, trainer.settings);
+    }
+}
+
+// The largest relative difference between two models' parameters, over all of them.
+double largest_model_difference(sa::LanguageModel lhs, sa::LanguageModel rhs)
+{
+    double difference = 0.0;
+    double largest = 0.0;
+    const std::vector<sa::Matrix*> left = sa::parameters(lhs);
+    const std::vector<sa::Matrix*> right = sa::parameters(rhs);
+    for (std::size_t i = 0; i < left.size(); ++i) {
+        for (std::size_t r = 0; r < left[i]->rows(); ++r) {
+            for (std::size_t c = 0; c < left[i]->cols(); ++c) {
+                difference = std::max(difference, std::fabs((*left[i])(r, c) - (*right[i])(r, c)));
+                largest = std::max(largest, std::fabs((*right[i])(r, c)));
+            }
+        }
+    }
+    return difference / largest;
+}
+
+// Times one training step at chapter 15's sizes both ways, interleaved, the minimum of the
+// runs; prints tokens per second, GFLOP/s and the share of the peak. Returns that share.
+double compare_training(const Settings& settings, double peak)
+{
+    const sa::ModelShape shape{63, 64, 4, 2, 64};  // chapter 15: V = 63, d = 64, h = 4, 2 layers, windows of 64
+    const std::size_t windows = settings.training_windows;
+    sa::SplitMix64 generator(15);
+    std::vector<std::size_t> text(20000);
+    for (std::size_t& token : text) {
+        token = static_cast<std::size_t>(generator.next() % shape.vocabulary);
+    }
+    const sa::Batch batch = sa::random_batch(text, windows, shape.context, generator);
+    const sa::LanguageModel model = sa::random_model(shape, generator);
+    const sa::ForwardTrace trace = sa::forward(model, batch.inputs, batch.window);
+    const sa::LanguageModel fast_grads = sa::backward(model, trace, sa::cross_entropy(trace.logits, batch.targets).d_logits);
+    const double agreement = largest_model_difference(plain_gradient(model, batch), fast_grads);
+    sa::Trainer fast = sa::make_trainer(model, {.learning_rate = 0.01});
+    sa::Trainer plain = fast;
+    const auto clock = [] {
+        return bench::Stamp{std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                            cpu_seconds()};
+    };
+    const int runs = std::max(settings.repetitions, 3);
+    const std::vector<bench::Runs> timed = bench::time_interleaved(
+        {[&] { static_cast<void>(sa::training_step(fast, batch)); }, [&] { plain_training_step(plain, batch); }},
+        {runs, runs}, clock);
+    const double operations = bench::training_step_operations(shape, windows);
+    const double tokens = static_cast<double>(batch.inputs.size());
+    fmt::print("\nOne training step of chapter 15's model (2 layers, d = 64, h = 4, {} windows of {}, V = {}):\n"
+               "{:.0f} operations in its forward and backward products; the minimum of {} interleaved runs each.\n",
+               windows, shape.context, shape.vocabulary, operations, runs);
+    for (std::size_t m = 0; m < 2; ++m) {
+        const double seconds = bench::minimum(timed[m].wall);
+        fmt::print("  {:<34} {:>9.2f} ms {:>10.0f} tokens/s {:>8.2f} GFLOP/s  {:.3f} of the peak\n",
+                   m == 0 ? "sa::training_step" : "the step functions, window by window", seconds * 1e3,
+                   tokens / seconds, operations / seconds / 1e9, operations / seconds / 1e9 / peak);
+    }
+    fmt::print("  (the two gradients differ by {:.1e} relative to the largest entry)\n", agreement);
+    return operations / bench::minimum(timed[0].wall) / 1e9 / peak;
+}
+
 // The goals of the fast paths, as ratios measured side by side in this run.
-void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const Settings& settings)
+void print_goals(const std::vector<Row>& rows, const Decoding& decoding, double training_share, const Settings& settings)
 {
     fmt::print("\nGoals, as ratios measured in this run:\n");
     for (const std::size_t n : {std::size_t{4096}, std::size_t{8192}}) {
@@ -644,6 +842,8 @@ void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const S
     fmt::print("  decoding at N = {}: the faster step reads at {:.2f} of the faster read's bandwidth (goal: at least 0.5),\n"
                "  and the cache is {:.0f} times faster than recomputing (goal: at least 500 at N = 4096)\n",
                settings.decode_length, decoding.bandwidth_share, decoding.speedup);
+    fmt::print("  training: sa::training_step, {} windows of 64, runs at {:.3f} of the fp64 peak (goal: at least 0.25 at\n"
+               "  chapter 15's 16 windows)\n", settings.training_windows, training_share);
 }
 
 // The speed figure draws an n only where the rounds bear out its ratios (check_size); the
@@ -721,6 +921,7 @@ Settings read_settings(const sa::Example& example)
     Settings settings;
     if (smoke) {
         settings = {{64, 128}, 256, 256, 64, 2, 256, {}, 200000};
+        settings.training_windows = 2;  // an eighth of chapter 15's batch: the smoke test stays short
     } else if (quick) {
         settings = {{256, 512, 1024}, 0, 1024, 64, 5, 1024, {}, 2000000};
     }
@@ -745,7 +946,13 @@ std::string run_benchmark(const sa::Example& example)
     const std::vector<Row>& rows = comparison.rows;
     print_ratios(rows);
     const Decoding decoding = compare_decoding(settings);
-    print_goals(rows, decoding, settings);
+    double peak = 0.0;  // the fastest peak loop of the run
+    for (const Row& row : rows) {
+        peak = std::max(peak, row.peak.wall);
+    }
+    const double training_share = compare_training(settings, peak);
+    print_goals(rows, decoding, training_share, settings);
+    fmt::print("Load average (1 minute) at the end: {}\n", bench::load_average_text("/proc/loadavg"));
     if (!settings.figures.empty()) {
         write_figures(comparison, settings);
     }

@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "language_model.hpp"
+
 namespace bench {
 
 /// \brief One reading of the clocks: wall time and the processor time of the whole process, in seconds.
@@ -198,6 +200,27 @@ inline std::string text_only_svg(const std::string& title)
                        "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
                        "<text class=\"title\" x=\"12.00\" y=\"27.00\" font-size=\"15\" font-weight=\"bold\">{0}</text>\n"
                        "</svg>\n", escaped);
+}
+
+/// \brief The operations of one training step's matrix products, forward and backward, for
+///        a batch of `windows` windows of shape.context tokens (N of them in all).
+///
+/// Counting 2 operations per multiply-add, a product of an m×k by a k×n matrix takes 2·m·k·n.
+/// Forward, per layer: X W_Q, X W_K, X W_V and C W_O, each 2·N·d·d; per window and head the
+/// scores Q_i K_iᵀ and the mix A_i V_i, each 2·W·W·(d/h), so over the N/W windows and h heads
+/// 2·N·W·d each (the whole W×W square, as written, though the mask zeroes half of it). Then
+/// the logits S W_U, 2·N·d·V. Backward, every product Y = A·B turns into two of the same size,
+/// dA = dY·Bᵀ and dB = Aᵀ·dY, so twice the forward count. In all:
+/// 3·(layers·(8·N·d² + 4·N·W·d) + 2·N·d·V). The embedding is a lookup, the softmax and Adam
+/// are not products: none is counted.
+inline double training_step_operations(const sa::ModelShape& shape, std::size_t windows)
+{
+    const auto tokens = static_cast<double>(windows * shape.context);
+    const auto d = static_cast<double>(shape.width);
+    const auto window = static_cast<double>(shape.context);
+    const double forward = static_cast<double>(shape.layers) * (8.0 * tokens * d * d + 4.0 * tokens * window * d) +
+                           2.0 * tokens * d * static_cast<double>(shape.vocabulary);
+    return 3.0 * forward;
 }
 
 }  // namespace bench

@@ -350,17 +350,17 @@ constexpr double spread_limit = 1.5;
 void print_header(const Settings& settings, const std::string& load)
 {
     fmt::print("{} cores, load average (1 minute) at the start: {}\n", std::thread::hardware_concurrency(), load);
-    fmt::print("Attention at d = {} in doubles: each time is the minimum of {} runs, the usual estimator on a\n"
-               "shared machine (other programs only ever add time). The methods and a register-resident\n"
-               "multiply-add loop on every core (the machine's fp64 peak) run interleaved, one run of each\n"
-               "in turn per round, so that a change of load falls on all of them alike. GFLOP/s counts\n"
-               "4·n²·d operations; \"peak\" divides it by the peak loop's; \"cpu\" divides operations per\n"
-               "second of processor time, every core together, by the peak's, which other programs on a\n"
-               "busy machine cannot skew. Memory is the peak the call allocates besides its inputs, output\n"
-               "included (OpenBLAS's own fixed work buffers are not counted). The last column is the largest\n"
-               "relative difference from the first row. After each n: whether each ratio of two minima\n"
-               "(a method's time over the tiled kernel's) is matched within a factor of {:.2f} by at least\n"
-               "two rounds' own ratios; the figure draws only the n where it is.\n\n",
+    fmt::print("Attention at d = {} in doubles: each time is the minimum of {} runs (the step-by-step reference\n"
+               "above n = 1024: one run), the usual estimator on a shared machine (other programs only ever\n"
+               "add time). The methods and a register-resident multiply-add loop on every core (the machine's\n"
+               "fp64 peak) run interleaved, one run of each in turn per round, so that a change of load falls\n"
+               "on all of them alike. GFLOP/s counts 4·n²·d operations; \"peak\" divides it by the peak loop's;\n"
+               "\"cpu\" divides operations per second of processor time, every core together, by the peak's,\n"
+               "which other programs on a busy machine cannot skew. Memory is the peak the call allocates\n"
+               "besides its inputs, output included (OpenBLAS's own fixed work buffers are not counted). The\n"
+               "last column is the largest relative difference from the first row. After each n: whether each\n"
+               "ratio of two minima (a method's time over the tiled kernel's) is matched within a factor of\n"
+               "{:.2f} by at least two rounds' own ratios; the figure draws only the n where it is.\n\n",
                settings.dim, settings.repetitions, spread_limit);
     fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>7} {:>7} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "peak",
                "cpu", "memory (MiB)", "rel. diff");

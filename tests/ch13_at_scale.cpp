@@ -7,6 +7,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -20,7 +24,9 @@
 #include "scaling.hpp"
 #include "scores.hpp"
 #include "softmax.hpp"
+#include "svg.hpp"
 #include "tiled.hpp"
+#include "timing.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
@@ -515,4 +521,151 @@ TEST_CASE("agree, behind chapter 13's \"true\": one entry off anywhere, row 0 an
     CHECK_FALSE(sa::agree(sa::Matrix{{nan, 1.0}}, sa::Matrix{{1.0, 1.0}}, 1.0));
     CHECK_FALSE(sa::agree(sa::Matrix{{1.0, 1.0}}, sa::Matrix{{nan, 1.0}}, 1.0));
     CHECK_FALSE(sa::agree(sa::Matrix{{infinity, 1.0}}, sa::Matrix{{-infinity, 1.0}}, 1.0));
+}
+
+// ---- The benchmark on a shared machine (chapters/13-at-scale/timing.hpp), on synthetic
+// timings: a scripted clock, never real time.
+namespace {
+
+// A clock that moves only when a method tells it to: run m of method i takes durations[i][m].
+struct ScriptedClock {
+    bench::Stamp now = {};
+    bench::Stamp operator()() const { return now; }
+};
+
+}  // namespace
+
+TEST_CASE("The benchmark's methods run interleaved, round by round, each timed on its own", "[ch13][support]")
+{
+    ScriptedClock clock;
+    std::vector<int> order;
+    int idle = 0;
+    // Method i's run k takes 10·i + k + 1 seconds of wall time and half that of processor time.
+    std::vector<int> done(3, 0);
+    std::vector<std::function<void()>> methods;
+    for (int i = 0; i < 3; ++i) {
+        methods.emplace_back([&, i] {
+            order.push_back(i);
+            const double seconds = 10.0 * i + done[static_cast<std::size_t>(i)] + 1.0;
+            ++done[static_cast<std::size_t>(i)];
+            clock.now.wall += seconds;
+            clock.now.cpu += seconds / 2.0;
+        });
+    }
+    const std::vector<bench::Runs> runs = bench::time_interleaved(methods, {3, 1, 2}, [&] { return clock(); }, [&] { ++idle; });
+    INFO("round 0 runs all three, round 1 the two with runs left, round 2 method 0 alone");
+    CHECK(order == std::vector<int>{0, 1, 2, 0, 2, 0});
+    INFO("the pause for the libraries' threads comes after every run, outside its time: 6 runs");
+    CHECK(idle == 6);
+    REQUIRE(runs.size() == 3);
+    CHECK(runs[0].wall == std::vector<double>{1.0, 2.0, 3.0});
+    CHECK(runs[1].wall == std::vector<double>{11.0});
+    CHECK(runs[2].wall == std::vector<double>{21.0, 22.0});
+    CHECK(runs[2].cpu == std::vector<double>{10.5, 11.0});
+    INFO("the minimum of the runs is the estimate; no runs give infinity, never a made-up time");
+    CHECK(bench::minimum({3.0, 1.0, 2.0}) == 1.0);
+    CHECK(bench::minimum({}) == infinity);
+}
+
+TEST_CASE("The speed figure draws a ratio of minima only if two rounds bear it out", "[ch13][support]")
+{
+    SECTION("a steady machine: the rounds' ratios 2, 2.1 and 9 against the minima's 2")
+    {
+        // minimum {2, 2.1, 9} = 2 over minimum {1, 1, 1} = 1: 2. Within a factor of 1.5 of 2
+        // (from 4/3 to 3): the rounds' ratios 2 and 2.1; the third round was disturbed.
+        const bench::Agreement steady = bench::agreement({2.0, 2.1, 9.0}, {1.0, 1.0, 1.0}, 1.5);
+        CHECK(steady.rounds == 3);
+        CHECK(steady.drawn == 2.0);
+        CHECK(steady.matching == 2);
+        CHECK(bench::check_ratios(512, {{"A / B", steady}}, 1.5).drawn);
+    }
+    SECTION("a loaded machine: each minimum from another round gives a ratio no round saw")
+    {
+        // minimum {2, 6, 1} = 1 over minimum {1, 1, 2} = 1: a ratio of 1, while the rounds
+        // gave 2, 6 and 0.5, none within a factor of 1.5 of 1 (from 2/3 to 1.5).
+        const bench::Agreement loaded = bench::agreement({2.0, 6.0, 1.0}, {1.0, 1.0, 2.0}, 1.5);
+        CHECK(loaded.drawn == 1.0);
+        CHECK(loaded.matching == 0);
+        const bench::Verdict verdict = bench::check_ratios(1024, {{"A / B", loaded}}, 1.5);
+        CHECK_FALSE(verdict.drawn);
+        INFO("the figure says why, in words a reader can check: " << verdict.note);
+        CHECK_THAT(verdict.note, Contains("n = 1024") && Contains("A / B") && Contains("0 of 3 rounds") &&
+                                     Contains("not drawn"));
+    }
+    SECTION("one round alone is never enough, and every ratio must pass")
+    {
+        const bench::Agreement once = bench::agreement({2.0}, {1.0}, 1.5);
+        CHECK(once.matching == 1);
+        const bench::Agreement steady = bench::agreement({2.0, 2.0}, {1.0, 1.0}, 1.5);
+        CHECK_FALSE(bench::check_ratios(64, {{"A / B", once}}, 1.5).drawn);
+        CHECK_FALSE(bench::check_ratios(64, {{"A / C", steady}, {"A / B", once}}, 1.5).drawn);
+        CHECK(bench::check_ratios(64, {{"A / C", steady}, {"A / B", steady}}, 1.5).drawn);
+    }
+}
+
+TEST_CASE("The load average is read from the system's file, or said to be missing", "[ch13][support]")
+{
+    const std::string path = "ch13_loadavg_test.txt";
+    std::ofstream(path) << "0.52 0.58 0.59 1/123 4567\n";
+    CHECK(bench::load_average_text(path) == "0.52");
+    std::ofstream(path) << "busy\n";
+    CHECK(bench::load_average_text(path) == "not reported by this system");
+    std::remove(path.c_str());
+    INFO("no such file, as in WebAssembly: a sentence, not a number");
+    CHECK(bench::load_average_text(path) == "not reported by this system");
+}
+
+TEST_CASE("A figure's notes go under it: the document grows a line per note, the text escaped", "[ch13][support]")
+{
+    sa::LinePlot plot{"speed", "n", "GFLOP/s"};
+    plot.series.push_back(sa::Series{"tiled kernel", {256.0, 512.0}, {1.0, 2.0}});
+    const std::string svg = sa::line_plot_svg(plot);
+    const std::string noted = bench::with_notes(svg, {"load average: 1.25", "n < 512 & more"});
+    const auto number_after = [](const std::string& text, const std::string& key) {
+        const std::size_t start = text.find(key) + key.size();
+        return std::stod(text.substr(start, text.find('"', start) - start));
+    };
+    const double height = number_after(svg, " height=\"");
+    INFO("two notes of 18 units each and a margin of 4: the height grows by 40, the view box with it");
+    CHECK(number_after(noted, " height=\"") == height + 40.0);
+    CHECK_THAT(noted, Contains(fmt::format("viewBox=\"0 0 {:.2f} {:.2f}\"", number_after(svg, " width=\""), height + 40.0)));
+    CHECK_THAT(noted, Contains(">load average: 1.25</text>") && Contains(">n &lt; 512 &amp; more</text>"));
+    INFO("a note wider than the figure wraps at a space, onto an indented line");
+    const std::string wrapped = bench::with_notes(svg, {std::string(60, 'a') + " " + std::string(60, 'b')});
+    CHECK(number_after(wrapped, " height=\"") == height + 40.0);
+    CHECK_THAT(wrapped, Contains(">" + std::string(60, 'a') + "</text>") && Contains(">    " + std::string(60, 'b') + "</text>"));
+    CHECK(noted.substr(noted.size() - 7) == "</svg>\n");
+    INFO("a figure with nothing to draw is its title and its notes");
+    const std::string empty = bench::with_notes(bench::text_only_svg("speed"), {"not drawn"});
+    CHECK(number_after(empty, " height=\"") == 40.0 + 22.0);
+    CHECK_THAT(empty, Contains(">speed</text>") && Contains(">not drawn</text>"));
+}
+
+TEST_CASE("A training step's operations: its products listed one by one, forward and backward", "[ch13][support]")
+{
+    // V = 5, d = 4, h = 2, one layer, windows of W = 3, 2 windows: N = 6 tokens. Listed as
+    // products m×k by k×n, 2·m·k·n operations each: the four projections 6×4 by 4×4 (192 each),
+    // per window and head the scores 3×2 by 2×3 and the mix 3×3 by 3×2 (36 each, 4 of each),
+    // the logits 6×4 by 4×5 (240). Forward 768 + 144 + 144 + 240 = 1296; the backward turns
+    // every product into two of its size: 3 · 1296 = 3888.
+    const sa::ModelShape shape{5, 4, 2, 1, 3};
+    const std::size_t windows = 2;
+    struct Product {
+        std::size_t m, k, n, count;
+    };
+    const std::size_t tokens = windows * shape.context;
+    const std::size_t head = shape.width / shape.heads;
+    const std::vector<Product> forward{{tokens, shape.width, shape.width, 4 * shape.layers},
+                                       {shape.context, head, shape.context, windows * shape.heads * shape.layers},
+                                       {shape.context, shape.context, head, windows * shape.heads * shape.layers},
+                                       {tokens, shape.width, shape.vocabulary, 1}};
+    double listed = 0.0;
+    for (const Product& product : forward) {
+        listed += 3.0 * 2.0 * static_cast<double>(product.m * product.k * product.n * product.count);
+    }
+    CHECK(listed == 3888.0);
+    CHECK(bench::training_step_operations(shape, windows) == 3888.0);
+    INFO("chapter 15's step: N = 1024, d = 64, W = 64, V = 63, 2 layers: "
+         "3·(2·(8·1024·64² + 4·1024·64·64) + 2·1024·64·63) = 326 762 496");
+    CHECK(bench::training_step_operations({63, 64, 4, 2, 64}, 16) == 326762496.0);
 }

@@ -2,8 +2,10 @@
 // (OpenBLAS's dgemm for the two products, a softmax in between) and the fast tiled kernel,
 // side by side in one run, at d = 64 in doubles, each as a share of the machine's fp64
 // peak measured in the same run; then KV-cache decoding, next to a plain read of the same
-// bytes and against recomputing the prefix. Times are medians; memory is the peak the call
-// allocates.
+// bytes and against recomputing the prefix; then one training step of chapter 15's model,
+// sa::training_step next to the same step through the book's step functions. The kernels' times are the minimum of runs
+// interleaved round by round (timing.hpp), the decoding step's medians; memory is the peak
+// the call allocates.
 //
 //   build/bin/ch13-benchmark                 the full comparison, n = 512 to 8192, and n = 16384 tiled only
 //   build/bin/ch13-benchmark --quick --figures DIR   a short run for the book's figures
@@ -28,13 +30,23 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include "adam.hpp"
 #include "attention.hpp"
 #include "cli.hpp"
+#include "cross_entropy.hpp"
+#include "dense.hpp"
+#include "embedding.hpp"
 #include "fast_attention.hpp"
+#include "language_model.hpp"
 #include "masking.hpp"
+#include "multi_head.hpp"
+#include "multi_head_backward.hpp"
+#include "positions.hpp"
+#include "projection.hpp"
 #include "random.hpp"
 #include "svg.hpp"
 #include "tiled.hpp"
+#include "timing.hpp"
 
 // ---- Every allocation through operator new is counted, so each call's peak is known.
 namespace {
@@ -168,22 +180,19 @@ using Lanes = double __attribute__((vector_size(64)));  // eight doubles, as in 
 
 // The fp64 peak: every core runs twelve independent chains of multiply-adds on eight
 // doubles each, all in registers, so that nothing but the arithmetic units limits it.
-// Returns GFLOP/s, counting a multiply-add as 2 operations, per second of wall time and
-// per second of processor time (every core together).
+// Returns the operations done, counting a multiply-add as 2; the caller times it.
 struct Peak {
-    double wall = 0.0;
-    double cpu = 0.0;
+    double wall = 0.0;  // GFLOP/s per second of wall time
+    double cpu = 0.0;   // GFLOP/s per second of processor time, every core together
 };
 
-Peak measure_peak(long iterations)
+double run_peak_loop(long iterations)
 {
     constexpr int chains = 12;
     volatile double factor_source = 0.999999999;  // unknown to the compiler: it cannot fold the chains
     const double factor = factor_source;
     double total = 0.0;
     int threads = 1;
-    const double cpu_start = cpu_seconds();
-    const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel reduction(+ : total)
     {
 #pragma omp single
@@ -201,13 +210,10 @@ Peak measure_peak(long iterations)
             total += sums[c][0];
         }
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double cpu = cpu_seconds() - cpu_start;
     if (total == 0.0) {  // never true; keeps the sums alive
         fmt::print("\n");
     }
-    const double operations = 2.0 * 8.0 * chains * static_cast<double>(iterations) * threads;
-    return {operations / seconds / 1e9, operations / cpu / 1e9};
+    return 2.0 * 8.0 * chains * static_cast<double>(iterations) * threads;
 }
 
 // A plain streaming read of two arrays on every core, the decoding step's bytes: the
@@ -287,13 +293,15 @@ struct Settings {
     std::size_t decode_length = 4096;
     std::string figures = {};
     long peak_iterations = 10000000;  // about 20 ms per core on a quiet machine
+    std::size_t training_windows = 16;  // the windows of the timed training step: chapter 15's batch
 };
 
 struct Row {
     std::size_t n = 0;
     std::string method = {};
-    Measurement measurement = {};
-    Peak peak = {};  // the machine's fp64 peak, measured around this size's runs (the median so far)
+    Measurement measurement = {};  // the minimum of the runs
+    Peak peak = {};                // the machine's fp64 peak, from the fastest of the peak loop's runs at this n
+    std::vector<double> seconds = {};  // every run's wall time, in round order
 };
 
 // The share of the peak a row reaches: by wall time, and by processor time (every core together).
@@ -325,44 +333,133 @@ void print_row(const Row& row, std::size_t dim, const sa::Matrix& reference)
     std::fflush(stdout);
 }
 
-void print_header(const Settings& settings)
+// The figure draws the ratios of the methods' minima (each method's time over the tiled
+// kernel's). It draws an n only if each such
+// ratio is matched within this factor by the ratio of at least two single rounds: one
+// lucky round, on a loaded machine, cannot make a point.
+constexpr double spread_limit = 1.5;
+
+void print_header(const Settings& settings, const std::string& load)
 {
-    std::ifstream load_file("/proc/loadavg");
-    std::string load;
-    std::getline(load_file, load);
-    fmt::print("{} cores, load average at the start: {}\n", std::thread::hardware_concurrency(),
-               load.empty() ? "unknown" : load.substr(0, load.find(' ')));
-    fmt::print("Attention at d = {} in doubles, median of {} runs. GFLOP/s counts 4·n²·d operations. \"peak\"\n"
-               "divides it by the machine's fp64 peak, measured at each n before the first method and after\n"
-               "each one (a register-resident multiply-add loop on every core; the median of those runs so\n"
-               "far); \"cpu\" divides operations per second of processor time, every core together, by the\n"
-               "peak's, which other programs on a busy machine cannot skew. Memory is the peak the call\n"
-               "allocates besides its inputs, output included (OpenBLAS's own fixed work buffers are not\n"
-               "counted). The last column is the largest relative difference from the first row.\n\n",
-               settings.dim, settings.repetitions);
+    fmt::print("{} cores, load average (1 minute) at the start: {}\n", std::thread::hardware_concurrency(), load);
+    fmt::print("Attention at d = {} in doubles: each time is the minimum of {} runs (the step-by-step reference\n"
+               "above n = 1024: one run), the usual estimator on a shared machine (other programs only ever\n"
+               "add time). The methods and a register-resident multiply-add loop on every core (the machine's\n"
+               "fp64 peak) run interleaved, one run of each in turn per round, so that a change of load falls\n"
+               "on all of them alike. GFLOP/s counts 4·n²·d operations; \"peak\" divides it by the peak loop's;\n"
+               "\"cpu\" divides operations per second of processor time, every core together, by the peak's,\n"
+               "which other programs on a busy machine cannot skew. Memory is the peak the call allocates\n"
+               "besides its inputs, output included (OpenBLAS's own fixed work buffers are not counted). The\n"
+               "last column is the largest relative difference from the first row. After each n: whether each\n"
+               "ratio of two minima (a method's time over the tiled kernel's) is matched within a factor of\n"
+               "{:.2f} by at least two rounds' own ratios; the figure draws only the n where it is.\n\n",
+               settings.dim, settings.repetitions, spread_limit);
     fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>7} {:>7} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "peak",
                "cpu", "memory (MiB)", "rel. diff");
 }
 
-// The machine's peak, measured again after each method at one n; a row takes the median so far.
-struct PeakRuns {
-    long iterations = 0;
-    std::vector<double> wall = {};
-    std::vector<double> cpu = {};
-
-    Peak measure_again()
-    {
-        const Peak peak = measure_peak(iterations);
-        wall.push_back(peak.wall);
-        cpu.push_back(peak.cpu);
-        return {median(wall), median(cpu)};
-    }
+// A method timed at one n: its call, its number of runs, and what each run leaves.
+struct Contender {
+    std::string method;
+    int runs = 0;
+    std::function<sa::Matrix()> call;
+    Measurement measurement = {};
 };
 
-std::vector<Row> compare_kernels(const Settings& settings)
+// Every contender at one n and the peak loop, interleaved run by run; a row per contender.
+std::vector<Row> time_size(std::size_t n, std::vector<Contender>& contenders, const Settings& settings)
 {
-    print_header(settings);
-    std::vector<Row> rows;
+    double peak_operations = 0.0;
+    std::vector<std::function<void()>> methods{[&] { peak_operations = run_peak_loop(settings.peak_iterations); }};
+    std::vector<int> runs{settings.repetitions};
+    for (Contender& contender : contenders) {
+        methods.emplace_back([&contender] {
+            const std::size_t before = allocated_now.load();
+            allocated_peak.store(before);
+            contender.measurement.result = contender.call();
+            contender.measurement.bytes = static_cast<double>(allocated_peak.load() - before);
+        });
+        runs.push_back(contender.runs);
+    }
+    const auto clock = [] {
+        return bench::Stamp{std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                            cpu_seconds()};
+    };
+    const auto idle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };  // the libraries' threads go idle
+    const std::vector<bench::Runs> timed = bench::time_interleaved(methods, runs, clock, idle);
+    const Peak peak{peak_operations / bench::minimum(timed[0].wall) / 1e9, peak_operations / bench::minimum(timed[0].cpu) / 1e9};
+    std::vector<Row> rows(contenders.size() + 1);
+    rows[0].n = n;
+    rows[0].method = "fp64 peak loop";
+    rows[0].peak = peak;
+    rows[0].seconds = timed[0].wall;
+    for (std::size_t c = 0; c < contenders.size(); ++c) {
+        Measurement& measurement = contenders[c].measurement;
+        measurement.seconds = bench::minimum(timed[c + 1].wall);
+        measurement.cpu_seconds = bench::minimum(timed[c + 1].cpu);
+        rows[c + 1].n = n;
+        rows[c + 1].method = contenders[c].method;
+        rows[c + 1].measurement = std::move(measurement);
+        rows[c + 1].peak = peak;
+        rows[c + 1].seconds = timed[c + 1].wall;
+    }
+    return rows;
+}
+
+// The figure's ratios at one n (each method's time over the tiled kernel's), checked
+// against the rounds: the figure draws n only if the rounds bear them out.
+bench::Verdict check_size(const std::vector<Row>& rows)
+{
+    const Row& tiled = rows.back();  // the tiled kernel runs last in every round
+    std::vector<std::pair<std::string, bench::Agreement>> ratios;
+    for (std::size_t r = 1; r + 1 < rows.size(); ++r) {
+        ratios.emplace_back(rows[r].method + " / tiled kernel", bench::agreement(rows[r].seconds, tiled.seconds, spread_limit));
+    }
+    return bench::check_ratios(rows.front().n, ratios, spread_limit);
+}
+
+struct Comparison {
+    std::vector<Row> rows = {};
+    std::vector<std::pair<std::size_t, bench::Verdict>> checks = {};  // per n: does the figure draw it
+    std::string load_start = {};  // the load average when the run began
+};
+
+void print_size_check(const std::vector<Row>& rows, const bench::Verdict& verdict)
+{
+    const Row& peak = rows.front();
+    fmt::print("{:>6}  {:<20} {:>11.2f} {:>9.2f}   (the fastest run of the peak loop)\n", peak.n, peak.method,
+               bench::minimum(peak.seconds) * 1e3, peak.peak.wall);
+    fmt::print("{:>6}  {}\n", "", verdict.drawn ? fmt::format("each ratio of minima matched within a factor of {:.2f} by 2 rounds or more", spread_limit)
+                                              : verdict.note);
+    std::fflush(stdout);
+}
+
+// The contenders at one n: the step-by-step reference up to its limit, the baseline, the tiled kernel.
+std::vector<Contender> contenders_at(std::size_t n, const Settings& settings, const sa::Matrix& queries,
+                                     const sa::Matrix& keys, const sa::Matrix& values)
+{
+    const bool only_tiled = n == settings.tiled_only;
+    std::vector<Contender> contenders;
+    if (!only_tiled && n > settings.step_by_step_limit) {
+        fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {})\n", n, "step by step",
+                   settings.step_by_step_limit, bytes_text(5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0));
+    }
+    if (!only_tiled && n <= settings.step_by_step_limit) {
+        const int runs = n > 1024 ? 1 : settings.repetitions;  // the slowest by far
+        contenders.push_back({"step by step", runs, [&] { return sa::attention(queries, keys, values); }});
+    }
+    if (!only_tiled) {
+        contenders.push_back({"OpenBLAS baseline", settings.repetitions, [&] { return openblas_attention(queries, keys, values); }});
+    }
+    contenders.push_back({"tiled kernel", settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); }});
+    return contenders;
+}
+
+Comparison compare_kernels(const Settings& settings)
+{
+    Comparison comparison;
+    comparison.load_start = bench::load_average_text("/proc/loadavg");
+    print_header(settings, comparison.load_start);
     std::vector<std::size_t> sizes = settings.sizes;
     if (settings.tiled_only != 0) {
         sizes.push_back(settings.tiled_only);
@@ -372,42 +469,22 @@ std::vector<Row> compare_kernels(const Settings& settings)
         const sa::Matrix queries = sa::random_matrix(n, settings.dim, generator);
         const sa::Matrix keys = sa::random_matrix(n, settings.dim, generator);
         const sa::Matrix values = sa::random_matrix(n, settings.dim, generator);
-        const bool only_tiled = n == settings.tiled_only;
-        PeakRuns peaks{settings.peak_iterations};
-        peaks.measure_again();
-        const auto timed = [&](const std::string& method, int repetitions, const std::function<sa::Matrix()>& call) {
-            Row row{n, method, measure(repetitions, call)};
-            row.peak = peaks.measure_again();
-            return row;
-        };
-        sa::Matrix reference;
-        if (!only_tiled && n > settings.step_by_step_limit) {
-            fmt::print("{:>6}  {:<20} not run above n = {} (--all to run it: minutes, and {})\n", n,
-                       "step by step", settings.step_by_step_limit,
-                       bytes_text(5.0 * static_cast<double>(n) * static_cast<double>(n) * 8.0));
+        std::vector<Contender> contenders = contenders_at(n, settings, queries, keys, values);
+        std::vector<Row> rows = time_size(n, contenders, settings);
+        const sa::Matrix reference = rows[1].measurement.result;
+        for (std::size_t r = 1; r < rows.size(); ++r) {
+            print_row(rows[r], settings.dim, r == 1 ? sa::Matrix() : reference);
         }
-        if (!only_tiled && n <= settings.step_by_step_limit) {
-            const int repetitions = n >= 1024 ? 1 : settings.repetitions;  // the slowest by far
-            rows.push_back(timed("step by step", repetitions, [&] { return sa::attention(queries, keys, values); }));
-            print_row(rows.back(), settings.dim, reference);
-            reference = rows.back().measurement.result;
-        }
-        if (!only_tiled) {
-            rows.push_back(timed("OpenBLAS baseline", settings.repetitions,
-                                 [&] { return openblas_attention(queries, keys, values); }));
-            print_row(rows.back(), settings.dim, reference);
-            if (reference.empty()) {
-                reference = rows.back().measurement.result;
-            }
-        }
-        rows.push_back(timed("tiled kernel", settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); }));
-        print_row(rows.back(), settings.dim, reference);
-        if (only_tiled) {
+        if (n == settings.tiled_only) {
             fmt::print("{:>6}  {:<20} not run: its n×n scores alone would take {}\n", n, "OpenBLAS baseline",
                        bytes_text(static_cast<double>(n) * static_cast<double>(n) * 8.0));
         }
+        comparison.checks.emplace_back(n, check_size(rows));
+        print_size_check(rows, comparison.checks.back().second);
+        comparison.rows.insert(comparison.rows.end(), std::make_move_iterator(rows.begin()),
+                               std::make_move_iterator(rows.end()));
     }
-    return rows;
+    return comparison;
 }
 
 const Row* find_row(const std::vector<Row>& rows, std::size_t n, const std::string& method)
@@ -550,8 +627,195 @@ Decoding compare_decoding(const Settings& settings)
     return {fastest_read / best.step, recomputed.seconds / best.step};
 }
 
+// ---- One training step of chapter 15's model (two attention layers, d = 64, h = 4,
+// 16 windows of 64 characters, V = 63): sa::training_step next to the same step through
+// the book's step functions, window by window.
+
+// Rows [first, first + count) of a matrix.
+sa::Matrix row_block(const sa::Matrix& matrix, std::size_t first, std::size_t count)
+{
+    sa::Matrix block(count, matrix.cols());
+    for (std::size_t r = 0; r < count; ++r) {
+        for (std::size_t c = 0; c < matrix.cols(); ++c) {
+            block(r, c) = matrix(first + r, c);
+        }
+    }
+    return block;
+}
+
+void put_row_block(sa::Matrix& matrix, std::size_t first, const sa::Matrix& block)
+{
+    for (std::size_t r = 0; r < block.rows(); ++r) {
+        for (std::size_t c = 0; c < block.cols(); ++c) {
+            matrix(first + r, c) = block(r, c);
+        }
+    }
+}
+
+// Rotary positions on each head's slice, counted from the window's first row.
+sa::Matrix rope_heads(const sa::Matrix& matrix, std::size_t heads)
+{
+    std::vector<sa::Matrix> slices = sa::split_heads(matrix, heads);
+    for (sa::Matrix& slice : slices) {
+        slice = sa::rope(slice);
+    }
+    return sa::concat_heads(slices);
+}
+
+// The gradient through rope_heads(): each pair (2i, 2i+1) turns by R, so the gradient turns
+// by Rᵀ, which is S R S with S the swap of the pair's two features.
+sa::Matrix rope_heads_backward(const sa::Matrix& gradient, std::size_t heads)
+{
+    const auto swapped = [](sa::Matrix matrix) {
+        for (std::size_t r = 0; r < matrix.rows(); ++r) {
+            for (std::size_t c = 0; c + 1 < matrix.cols(); c += 2) {
+                std::swap(matrix(r, c), matrix(r, c + 1));
+            }
+        }
+        return matrix;
+    };
+    return swapped(rope_heads(swapped(gradient), heads));
+}
+
+// One layer on one window, forward: Y = X + MultiHead(rope(X W_Q), rope(X W_K), X W_V) W_O.
+sa::Matrix plain_layer(const sa::AttentionLayer& layer, const sa::Matrix& x, std::size_t heads)
+{
+    const sa::Matrix mask = sa::causal_mask(x.rows(), x.rows());
+    const sa::Matrix out = sa::multi_head_attention(rope_heads(sa::project(x, layer.w_query), heads),
+                                                    rope_heads(sa::project(x, layer.w_key), heads),
+                                                    sa::project(x, layer.w_value), mask, heads, layer.w_out);
+    sa::Matrix y = x;
+    sa::add_in_place(y, out);
+    return y;
+}
+
+// One layer on one window, backward: adds the layer's gradients into `grads` and returns dX.
+sa::Matrix plain_layer_backward(const sa::AttentionLayer& layer, const sa::Matrix& x, const sa::Matrix& d_y,
+                                std::size_t heads, sa::AttentionLayer& grads)
+{
+    const sa::Matrix mask = sa::causal_mask(x.rows(), x.rows());
+    const sa::MultiHeadGrads attention = sa::multi_head_backward(
+        rope_heads(sa::project(x, layer.w_query), heads), rope_heads(sa::project(x, layer.w_key), heads),
+        sa::project(x, layer.w_value), mask, heads, layer.w_out, d_y);
+    const sa::ProjectionGrads query = sa::project_backward(x, layer.w_query, rope_heads_backward(attention.d_queries, heads));
+    const sa::ProjectionGrads key = sa::project_backward(x, layer.w_key, rope_heads_backward(attention.d_keys, heads));
+    const sa::ProjectionGrads value = sa::project_backward(x, layer.w_value, attention.d_values);
+    sa::add_in_place(grads.w_query, query.d_weights);
+    sa::add_in_place(grads.w_key, key.d_weights);
+    sa::add_in_place(grads.w_value, value.d_weights);
+    sa::add_in_place(grads.w_out, attention.d_w_out);
+    sa::Matrix d_x = d_y;  // the residual passes dY on unchanged
+    sa::add_in_place(d_x, query.d_embeddings);
+    sa::add_in_place(d_x, key.d_embeddings);
+    sa::add_in_place(d_x, value.d_embeddings);
+    return d_x;
+}
+
+// The loss's gradient at every parameter, through the step functions, window by window.
+sa::LanguageModel plain_gradient(const sa::LanguageModel& model, const sa::Batch& batch)
+{
+    const std::size_t heads = model.shape.heads;
+    const std::size_t window = batch.window;
+    const std::size_t windows = batch.inputs.size() / window;
+    std::vector<sa::Matrix> inputs{sa::embed(model.embedding, batch.inputs)};  // each layer's input, then the last stream
+    for (const sa::AttentionLayer& layer : model.layers) {
+        sa::Matrix stream = inputs.back();
+        for (std::size_t w = 0; w < windows; ++w) {
+            put_row_block(stream, w * window, plain_layer(layer, row_block(inputs.back(), w * window, window), heads));
+        }
+        inputs.push_back(std::move(stream));
+    }
+    const sa::CrossEntropy loss = sa::cross_entropy(sa::project(inputs.back(), model.unembedding), batch.targets);
+    sa::LanguageModel grads = sa::zero_model(model.shape);
+    sa::ProjectionGrads unembedding = sa::project_backward(inputs.back(), model.unembedding, loss.d_logits);
+    grads.unembedding = std::move(unembedding.d_weights);
+    sa::Matrix d_stream = std::move(unembedding.d_embeddings);
+    for (std::size_t l = model.layers.size(); l-- > 0;) {
+        sa::Matrix d_input(d_stream.rows(), d_stream.cols());
+        for (std::size_t w = 0; w < windows; ++w) {
+            put_row_block(d_input, w * window,
+                          plain_layer_backward(model.layers[l], row_block(inputs[l], w * window, window),
+                                               row_block(d_stream, w * window, window), heads, grads.layers[l]));
+        }
+        d_stream = std::move(d_input);
+    }
+    grads.embedding = sa::embedding_backward(d_stream, batch.inputs, model.shape.vocabulary);
+    return grads;
+}
+
+// The same step as sa::training_step, with the gradient from plain_gradient().
+void plain_training_step(sa::Trainer& trainer, const sa::Batch& batch)
+{
+    sa::LanguageModel grads = plain_gradient(trainer.model, batch);
+    ++trainer.steps;
+    const std::vector<sa::Matrix*> weights = sa::parameters(trainer.model);
+    const std::vector<sa::Matrix*> gradients = sa::parameters(grads);
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        sa::adam_step(*weights[i], *gradients[i], trainer.moments[i], trainer.steps, trainer.settings);
+    }
+}
+
+// The largest relative difference between two models' parameters, over all of them.
+double largest_model_difference(sa::LanguageModel lhs, sa::LanguageModel rhs)
+{
+    double difference = 0.0;
+    double largest = 0.0;
+    const std::vector<sa::Matrix*> left = sa::parameters(lhs);
+    const std::vector<sa::Matrix*> right = sa::parameters(rhs);
+    for (std::size_t i = 0; i < left.size(); ++i) {
+        for (std::size_t r = 0; r < left[i]->rows(); ++r) {
+            for (std::size_t c = 0; c < left[i]->cols(); ++c) {
+                difference = std::max(difference, std::fabs((*left[i])(r, c) - (*right[i])(r, c)));
+                largest = std::max(largest, std::fabs((*right[i])(r, c)));
+            }
+        }
+    }
+    return difference / largest;
+}
+
+// Times one training step at chapter 15's sizes both ways, interleaved, the minimum of the
+// runs; prints tokens per second, GFLOP/s and the share of the peak. Returns that share.
+double compare_training(const Settings& settings, double peak)
+{
+    const sa::ModelShape shape{63, 64, 4, 2, 64};  // chapter 15: V = 63, d = 64, h = 4, 2 layers, windows of 64
+    const std::size_t windows = settings.training_windows;
+    sa::SplitMix64 generator(15);
+    std::vector<std::size_t> text(20000);
+    for (std::size_t& token : text) {
+        token = static_cast<std::size_t>(generator.next() % shape.vocabulary);
+    }
+    const sa::Batch batch = sa::random_batch(text, windows, shape.context, generator);
+    const sa::LanguageModel model = sa::random_model(shape, generator);
+    const sa::ForwardTrace trace = sa::forward(model, batch.inputs, batch.window);
+    const sa::LanguageModel fast_grads = sa::backward(model, trace, sa::cross_entropy(trace.logits, batch.targets).d_logits);
+    const double agreement = largest_model_difference(plain_gradient(model, batch), fast_grads);
+    sa::Trainer fast = sa::make_trainer(model, {.learning_rate = 0.01});
+    sa::Trainer plain = fast;
+    const auto clock = [] {
+        return bench::Stamp{std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
+                            cpu_seconds()};
+    };
+    const int runs = std::max(settings.repetitions, 3);
+    const std::vector<bench::Runs> timed = bench::time_interleaved(
+        {[&] { static_cast<void>(sa::training_step(fast, batch)); }, [&] { plain_training_step(plain, batch); }},
+        {runs, runs}, clock);
+    const double operations = bench::training_step_operations(shape, windows);
+    const double tokens = static_cast<double>(batch.inputs.size());
+    fmt::print("\nOne training step of chapter 15's model (2 layers, d = 64, h = 4, {} windows of {}, V = {}):\n"
+               "{:.0f} operations in its forward and backward products; the minimum of {} interleaved runs each.\n",
+               windows, shape.context, shape.vocabulary, operations, runs);
+    for (std::size_t m = 0; m < 2; ++m) {
+        const double seconds = bench::minimum(timed[m].wall);
+        fmt::print("  {:<34} {:>9.2f} ms {:>10.0f} tokens/s {:>8.2f} GFLOP/s  {:.3f} of the peak\n",
+                   m == 0 ? "sa::training_step" : "the step functions, window by window", seconds * 1e3,
+                   tokens / seconds, operations / seconds / 1e9, operations / seconds / 1e9 / peak);
+    }
+    fmt::print("  (the two gradients differ by {:.1e} relative to the largest entry)\n", agreement);
+    return operations / bench::minimum(timed[0].wall) / 1e9 / peak;
+}
+
 // The goals of the fast paths, as ratios measured side by side in this run.
-void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const Settings& settings)
+void print_goals(const std::vector<Row>& rows, const Decoding& decoding, double training_share, const Settings& settings)
 {
     fmt::print("\nGoals, as ratios measured in this run:\n");
     for (const std::size_t n : {std::size_t{4096}, std::size_t{8192}}) {
@@ -570,35 +834,70 @@ void print_goals(const std::vector<Row>& rows, const Decoding& decoding, const S
     fmt::print("  decoding at N = {}: the faster step reads at {:.2f} of the faster read's bandwidth (goal: at least 0.5),\n"
                "  and the cache is {:.0f} times faster than recomputing (goal: at least 500 at N = 4096)\n",
                settings.decode_length, decoding.bandwidth_share, decoding.speedup);
+    fmt::print("  training: sa::training_step, {} windows of 64, runs at {:.3f} of the fp64 peak (goal: at least 0.25 at\n"
+               "  chapter 15's 16 windows)\n", settings.training_windows, training_share);
 }
 
-void write_figures(const std::vector<Row>& rows, const Settings& settings)
+// The speed figure draws an n only where the rounds bear out its ratios (check_size); the
+// figure's foot says how the times were taken, the load average, and which n it left out.
+std::string speed_figure(const Comparison& comparison, const Settings& settings)
 {
     sa::LinePlot speed{"Speed of attention at d = 64, measured on the machine that built this copy of the book", "n",
                        "GFLOP/s (4·n²·d operations per second)"};
-    sa::LinePlot memory{"Memory of one call, measured on the machine that built this copy of the book", "n",
-                        "peak extra memory (MiB)"};
+    std::vector<std::string> notes{
+        fmt::format("Each point: the fastest of {} runs, the methods interleaved run by run.", settings.repetitions),
+        fmt::format("Load average (1 minute): {} at the start of the run, {} at its end.", comparison.load_start,
+                    bench::load_average_text("/proc/loadavg"))};
+    std::vector<std::size_t> drawn;
+    for (const auto& [n, verdict] : comparison.checks) {
+        if (verdict.drawn) {
+            drawn.push_back(n);
+        } else {
+            notes.push_back(verdict.note);
+        }
+    }
+    if (drawn.size() < comparison.checks.size()) {
+        notes.push_back(fmt::format("An n is drawn only if 2 rounds or more match each of its ratios of minima within {:.2f}×.",
+                                    spread_limit));
+    }
     for (const std::string method : {"step by step", "OpenBLAS baseline", "tiled kernel"}) {
-        sa::Series speed_series{method};
-        sa::Series memory_series{method};
-        for (const Row& row : rows) {
-            if (row.method == method) {
+        sa::Series series{method};
+        for (const Row& row : comparison.rows) {
+            if (row.method == method && std::find(drawn.begin(), drawn.end(), row.n) != drawn.end()) {
                 const double n = static_cast<double>(row.n);
-                speed_series.x.push_back(n);
-                speed_series.y.push_back(4.0 * n * n * static_cast<double>(settings.dim) / row.measurement.seconds / 1e9);
-                memory_series.x.push_back(n);
-                memory_series.y.push_back(row.measurement.bytes / mebibyte);
+                series.x.push_back(n);
+                series.y.push_back(4.0 * n * n * static_cast<double>(settings.dim) / row.measurement.seconds / 1e9);
             }
         }
-        speed.series.push_back(speed_series);
-        memory.series.push_back(memory_series);
+        speed.series.push_back(series);
     }
     speed.log_x = true;
     speed.log_x_base = 2;
+    if (drawn.empty()) {  // nothing to draw: the figure is its notes alone
+        notes.insert(notes.begin(), "No size passed the check, so no line is drawn.");
+        return bench::with_notes(bench::text_only_svg(speed.title), notes);
+    }
+    return bench::with_notes(sa::line_plot_svg(speed), notes);
+}
+
+void write_figures(const Comparison& comparison, const Settings& settings)
+{
+    sa::LinePlot memory{"Memory of one call, measured on the machine that built this copy of the book", "n",
+                        "peak extra memory (MiB)"};
+    for (const std::string method : {"step by step", "OpenBLAS baseline", "tiled kernel"}) {
+        sa::Series series{method};
+        for (const Row& row : comparison.rows) {
+            if (row.method == method) {
+                series.x.push_back(static_cast<double>(row.n));
+                series.y.push_back(row.measurement.bytes / mebibyte);
+            }
+        }
+        memory.series.push_back(series);
+    }
     memory.log_x = true;
     memory.log_x_base = 2;
     memory.log_y = true;
-    std::ofstream(settings.figures + "/measured-speed.svg") << sa::line_plot_svg(speed);
+    std::ofstream(settings.figures + "/measured-speed.svg") << speed_figure(comparison, settings);
     std::ofstream(settings.figures + "/measured-memory.svg") << sa::line_plot_svg(memory);
 }
 
@@ -613,9 +912,10 @@ Settings read_settings(const sa::Example& example)
     }
     Settings settings;
     if (smoke) {
-        settings = {{64, 128}, 256, 256, 64, 1, 256, {}, 200000};
+        settings = {{64, 128}, 256, 256, 64, 2, 256, {}, 200000};
+        settings.training_windows = 2;  // an eighth of chapter 15's batch: the smoke test stays short
     } else if (quick) {
-        settings = {{256, 512, 1024}, 0, 1024, 64, 3, 1024, {}, 2000000};
+        settings = {{256, 512, 1024}, 0, 1024, 64, 5, 1024, {}, 2000000};
     }
     if (sa::flag_option(example, "--all")) {
         settings.step_by_step_limit = 1 << 20;  // the step-by-step reference at every size
@@ -634,12 +934,19 @@ Settings read_settings(const sa::Example& example)
 std::string run_benchmark(const sa::Example& example)
 {
     const Settings settings = read_settings(example);  // every option checked before the first line
-    const std::vector<Row> rows = compare_kernels(settings);
+    const Comparison comparison = compare_kernels(settings);
+    const std::vector<Row>& rows = comparison.rows;
     print_ratios(rows);
     const Decoding decoding = compare_decoding(settings);
-    print_goals(rows, decoding, settings);
+    double peak = 0.0;  // the fastest peak loop of the run
+    for (const Row& row : rows) {
+        peak = std::max(peak, row.peak.wall);
+    }
+    const double training_share = compare_training(settings, peak);
+    print_goals(rows, decoding, training_share, settings);
+    fmt::print("Load average (1 minute) at the end: {}\n", bench::load_average_text("/proc/loadavg"));
     if (!settings.figures.empty()) {
-        write_figures(rows, settings);
+        write_figures(comparison, settings);
     }
     return "";  // printed as it goes: a full run takes minutes
 }

@@ -477,7 +477,7 @@ std::string induction_chapter(const sa::Example& example)
     const sa::LanguageModel loaded = load.empty() ? sa::LanguageModel{} : load_scored_model(load, vocabulary);
     const int digits = example.precision;
     sa::Report report(example);
-    report.text(fmt::format("Text: {}.\nTraining text: {} characters; V = {}; {} letters.\n"
+    report.text(fmt::format("Text: {}.\nTraining text: {} characters; d_vocab = {}; {} letters.\n"
                             "Test sequences: {} of 32 distinct random letters repeated once (seed {}).\n"
                             "Measured on held-out text: {} windows of {} characters.\n\n", corpus.name,
                             data.training.size(), vocabulary.characters.size(), data.letters.size(), test_windows,

@@ -22,7 +22,7 @@ CrossEntropy cross_entropy(const Matrix& logits, const std::vector<std::size_t>&
     CrossEntropy result{0.0, Matrix(n, logits.cols())};
     for (std::size_t i = 0; i < n; ++i) {
         if (targets[i] >= logits.cols()) {
-            throw std::invalid_argument(fmt::format("cross_entropy: target {} of row {} is not below V = {}",
+            throw std::invalid_argument(fmt::format("cross_entropy: target {} of row {} is not below d_vocab = {}",
                                                     targets[i], i, logits.cols()));
         }
         double row_max = logits(i, 0);

@@ -13,7 +13,7 @@ Matrix embed(const Matrix& table, const std::vector<std::size_t>& tokens)
     Matrix rows(tokens.size(), table.cols());
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (tokens[i] >= table.rows()) {
-            throw std::out_of_range(fmt::format("embed: token {} at position {} is not below V = {}", tokens[i], i,
+            throw std::out_of_range(fmt::format("embed: token {} at position {} is not below d_vocab = {}", tokens[i], i,
                                                 table.rows()));
         }
         for (std::size_t j = 0; j < table.cols(); ++j) {
@@ -34,7 +34,7 @@ Matrix embedding_backward(const Matrix& d_rows, const std::vector<std::size_t>& 
     Matrix d_table(vocabulary, d_rows.cols());
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (tokens[i] >= vocabulary) {
-            throw std::invalid_argument(fmt::format("embedding_backward: token {} at position {} is not below V = {}",
+            throw std::invalid_argument(fmt::format("embedding_backward: token {} at position {} is not below d_vocab = {}",
                                                     tokens[i], i, vocabulary));
         }
         for (std::size_t j = 0; j < d_rows.cols(); ++j) {

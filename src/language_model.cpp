@@ -201,8 +201,9 @@ void check_shape(const ModelShape& shape)
 {
     if (shape.vocabulary < 2 || shape.width == 0 || shape.heads == 0 || shape.width % shape.heads != 0 ||
         (shape.width / shape.heads) % 2 != 0 || shape.context == 0) {
-        throw std::invalid_argument(fmt::format("language model: V = {}, d = {}, h = {}, context {}; V needs at "
-                                                "least 2, and d/h must be a whole even number (rotary pairs)",
+        throw std::invalid_argument(fmt::format("language model: d_vocab = {}, d = {}, h = {}, context {}; "
+                                                "d_vocab needs at least 2, and d/h must be a whole even number "
+                                                "(rotary pairs)",
                                                 shape.vocabulary, shape.width, shape.heads, shape.context));
     }
 }

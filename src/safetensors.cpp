@@ -351,7 +351,7 @@ ModelShape shape_of(const Json& root, std::size_t vocabulary)
     const Json* dims = embedding != nullptr ? member(*embedding, "shape") : nullptr;
     if (dims == nullptr || dims->kind != Json::Kind::array || dims->items.size() != 2 ||
         dims->items[1].kind != Json::Kind::number || dims->items[1].number == 0 || dims->items[1].number > 1024) {
-        refuse("the header has no tensor \"embedding\" with a shape [V, d], d from 1 to 1024");
+        refuse("the header has no tensor \"embedding\" with a shape [d_vocab, d], d from 1 to 1024");
     }
     ModelShape shape;
     shape.vocabulary = vocabulary;

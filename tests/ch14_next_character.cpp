@@ -88,7 +88,7 @@ TEST_CASE("Cross-entropy: zero logits cost ln V, and its gradient is (P - Y) / N
 {
     // With all logits equal every character has p = 1/V, so -ln p = ln V whatever the target.
     const sa::CrossEntropy uniform = sa::cross_entropy(sa::Matrix(2, 4), {1, 3});
-    INFO("V = 4: L = ln 4");
+    INFO("d_vocab = 4: L = ln 4");
     CHECK_THAT(uniform.loss, WithinRel(std::log(4.0), 1e-15));
     // dZ = (P − Y) / N with P = 1/4 everywhere and N = 2: 1/8 off target, (1/4 − 1)/2 = −3/8 on it.
     CHECK_THAT(uniform.d_logits(0, 0), WithinAbs(0.125, 1e-16));
@@ -103,7 +103,7 @@ TEST_CASE("Cross-entropy: zero logits cost ln V, and its gradient is (P - Y) / N
     INFO("logits (1000, 0), target 1: L = 1000 + ln(1 + e^-1000) = 1000");
     CHECK_THAT(big.loss, WithinRel(1000.0, 1e-15));
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(2, 3), {0}), Contains("one target per row"));
-    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(1, 3), {3}), Contains("not below V = 3"));
+    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(1, 3), {3}), Contains("not below d_vocab = 3"));
 }
 
 TEST_CASE("Cross-entropy's gradient agrees with central differences", "[ch14]")
@@ -136,7 +136,7 @@ TEST_CASE("Embedding gradient: a scatter-add of each position's gradient into it
     const auto loss = [&](const sa::Matrix& w) { return sa::upstream_loss(sa::embed(w, tokens), d_rows); };
     check_gradient(sa::embedding_backward(d_rows, tokens, 3), sa::numeric_gradient(loss, table, 1e-5), "dW_E");
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1}, 3), Contains("one token per row"));
-    CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 3}, 3), Contains("not below V = 3"));
+    CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 3}, 3), Contains("not below d_vocab = 3"));
 }
 
 TEST_CASE("Adam: one step and a second against the formula of Kingma and Ba", "[ch14]")
@@ -665,8 +665,8 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     for (const bool s : seen) {
         v += s ? 1.0 : 0.0;
     }
-    CHECK_THAT(output, Contains(fmt::format("V = {} distinct characters", v)));
-    CHECK(printed_after(output, "ln V = ") == three(std::log(v)));
+    CHECK_THAT(output, Contains(fmt::format("d_vocab = {} characters", v)));
+    CHECK(printed_after(output, "ln d_vocab = ") == three(std::log(v)));
     // The n-grams, counted over bytes straight from the files.
     ByteCounts counts;
     for (std::size_t j = 1; j < training.size(); ++j) {
@@ -745,6 +745,6 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
                                            {tokens.begin() + static_cast<std::ptrdiff_t>(s + 1),
                                             tokens.begin() + static_cast<std::ptrdiff_t>(s + 65)});
     }
-    INFO("step 0: the random start's loss, close to ln V because W_U starts small");
+    INFO("step 0: the random start's loss, close to ln d_vocab because W_U starts small");
     CHECK(printed_after(output, "      0  ") == three(start_sum / 8192.0));
 }

@@ -244,7 +244,8 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     const std::size_t v = saved.vocabulary.size();
     const auto three = [](double x) { return fmt::format("{:.3f}", x); };
-    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, V = {}.",
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, "
+                                                             "d_vocab = {}.",
                                                              model.shape.layers, model.shape.width, model.shape.heads,
                                                              model.shape.context, v)));
     // The table: the logits of the whole prompt recomputed without the cache, the softmax written out.

@@ -230,8 +230,8 @@ std::string text_summary(const std::string& name, const sa::Vocabulary& vocabula
     }
     const std::size_t v = vocabulary.characters.size();
     return fmt::format("Text: {}.\nTraining text: {} characters. Held-out text: {} characters.\n"
-                       "Vocabulary: V = {} distinct characters: {}\n"
-                       "Guessing uniformly costs ln V = {:.{}f} nats per character.\n"
+                       "Vocabulary: d_vocab = {} characters: {}\n"
+                       "Guessing uniformly costs ln d_vocab = {:.{}f} nats per character.\n"
                        "Counted bigram with add-one smoothing, on every held-out character: {:.{}f}\n"
                        "Measured from here on: {} held-out windows of {} characters, {} predictions.\n\n",
                        name, training, held_out, v, characters, std::log(static_cast<double>(v)), digits, bigram_all,

@@ -469,7 +469,7 @@ void save_models(const std::string& path, const sa::Vocabulary& vocabulary, cons
 // The text, the test sequences and the held-out windows the chapter measures on.
 std::string corpus_text(const sa::Corpus& corpus, const Data& data, const sa::Vocabulary& vocabulary, std::uint64_t seed)
 {
-    return fmt::format("Text: {}.\nTraining text: {} characters; V = {}; {} letters.\n"
+    return fmt::format("Text: {}.\nTraining text: {} characters; d_vocab = {}; {} letters.\n"
                        "Test sequences: {} of 32 distinct random letters repeated once (seed {}).\n"
                        "Measured on held-out text: {} windows of {} characters.\n\n", corpus.name,
                        data.training.size(), vocabulary.characters.size(), data.letters.size(), test_windows,

@@ -63,7 +63,7 @@ std::size_t top_k_option(const sa::Example& example, std::size_t v)
     char* end = nullptr;
     const long k = std::strtol(text.c_str(), &end, 10);
     if (text.empty() || end != text.c_str() + text.size() || k < 1 || static_cast<std::size_t>(k) > v) {
-        throw sa::UsageError(fmt::format("--top-k: expected a whole number from 1 to V = {} (the vocabulary) or "
+        throw sa::UsageError(fmt::format("--top-k: expected a whole number from 1 to d_vocab = {} (the vocabulary) or "
                                          "all, got '{}'", v, text));
     }
     return static_cast<std::size_t>(k);
@@ -348,7 +348,7 @@ std::string generating_text_chapter(const sa::Example& example)
     const std::vector<std::size_t> prompt = prompt_tokens(vocabulary, example.options.at("--prompt"));
     const int digits = example.precision;
     sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
-    std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, V = {}.\nPrompt: {}\n\n",
+    std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, d_vocab = {}.\nPrompt: {}\n\n",
                                   model.shape.layers, model.shape.width, model.shape.heads, model.shape.context, v,
                                   shown(example.options.at("--prompt")));
     out += one_step_table(model, vocabulary, prompt, generator.uniform(), digits);
@@ -373,7 +373,7 @@ int main(int argc, char** argv)
                      "And God said, Let there be"},
                     {"--length", "N", fmt::format("characters to generate, 0 to {}", max_length), "120"},
                     {"--temperature", "T", "divide the logits by T before the softmax, above 0 and at most 100", "0.8"},
-                    {"--top-k", "K", "draw only among the K largest logits, 1 to V, or all", "all"},
+                    {"--top-k", "K", "draw only among the K largest logits, 1 to d_vocab, or all", "all"},
                     {"--greedy", "", "take the largest logit at every step (the limit T -> 0)", "off"},
                     {"--load", "FILE", "the saved model (safetensors, F64)", BOOK_CH14_MODEL},
                     {"--speed", "FILE", "write the measured characters per second, with and without the cache, to FILE",

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import WAIT_FOR_MATH, WAIT_FOR_PLAYGROUND, Server, book_pages, start_browser  # noqa: E402
+from browser_test import WAIT_FOR_MATH, WAIT_FOR_PLAYGROUND, Server, book_pages, browser_script, start_browser  # noqa: E402
 
 AXE_VERSION = "4.10.2"
 STANDARD = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
@@ -39,32 +39,11 @@ KEYBOARD_PAGE = "chapters/07-attention/attention.html"
 ACCEPTED = {
 }
 
-RUN_AXE = """
-const done = arguments[arguments.length - 1];
-document.body.dataset.theme = arguments[0];
-axe.run(document, {runOnly: {type: 'tag', values: arguments[1]}, resultTypes: ['violations']})
-  .then(result => done(result.violations.map(v => ({
-      id: v.id, impact: v.impact, help: v.help,
-      nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 4), count: v.nodes.length}))))
-  .catch(error => done({error: String(error)}));
-"""
-
-# What has the keyboard focus, as a short description, and whether it is in the panel.
-FOCUSED = """
-const e = document.activeElement;
-const panel = document.querySelector('.playground[data-program]');
-return {inPanel: !!(panel && e && panel.contains(e)), tag: e ? e.tagName.toLowerCase() : '',
-        name: e ? (e.getAttribute('name') || e.className || e.id || '') : '', id: e ? e.id : ''};
-"""
-
-PANEL_PARTS = """
-const panel = document.querySelector('.playground[data-program]');
-const status = panel.querySelector('.playground-status');
-return {fields: Array.from(panel.querySelectorAll('input[name]')).filter(i => !i.disabled).map(i => i.name),
-        buttons: Array.from(panel.querySelectorAll('button')).map(b => b.className),
-        output: panel.querySelector('pre.playground-output').id,
-        live: status ? (status.getAttribute('role') === 'status' || status.getAttribute('aria-live') === 'polite') : false};
-"""
+RUN_AXE = browser_script("run_axe")
+FOCUSED = browser_script("focused")
+PANEL_PARTS = browser_script("panel_parts")
+WAIT_FOR_RUN = browser_script("wait_for_run")
+PANEL_STATE = browser_script("panel_state")
 
 
 def audit(driver, page, scheme):
@@ -117,21 +96,8 @@ def keyboard_walk(driver):
     tokens = driver.find_element(By.CSS_SELECTOR, ".playground input[name='--tokens']")
     tokens.clear()
     tokens.send_keys("A,,B", Keys.ENTER)
-    driver.execute_async_script("""
-const done = arguments[arguments.length - 1];
-const before = arguments[0];
-const panel = document.querySelector('.playground');
-const started = Date.now();
-(function wait() {
-  if ((Number(panel.dataset.runs || 0) > before && panel.dataset.state !== 'running') || Date.now() - started > 20000) done();
-  else setTimeout(wait, 25);
-})();""", runs)
-    state = driver.execute_script("""
-const panel = document.querySelector('.playground');
-const input = panel.querySelector("input[name='--tokens']");
-return {runs: Number(panel.dataset.runs || 0), status: panel.querySelector('.playground-status').textContent,
-        invalid: input.getAttribute('aria-invalid'), describedby: input.getAttribute('aria-describedby'),
-        output: panel.querySelector('pre.playground-output').id};""")
+    driver.execute_async_script(WAIT_FOR_RUN, runs)
+    state = driver.execute_script(PANEL_STATE)
     if state["runs"] <= runs:
         problems.append(f"{KEYBOARD_PAGE}: keyboard: Enter in the Tokens field did not run the program")
     if "--tokens" not in state["status"]:

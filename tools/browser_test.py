@@ -24,7 +24,8 @@ per problem, naming the page) when
 * the book's search finds nothing for "softmax".
 
 It saves screenshots of the front page and of the Softmax chapter at desktop
-width and at 390 pixels into the screenshots folder.
+width and at 390 pixels into the screenshots folder. The JavaScript it runs in the
+pages is in tools/browser/, one program per .js file.
 
     /usr/bin/python3 tools/browser_test.py --book build/book --screenshots build/screenshots
 """
@@ -133,245 +134,30 @@ def book_pages(book):
     return sorted(pages)
 
 
-WAIT_FOR_MATH = """
-const done = arguments[arguments.length - 1];
-const hasMath = document.querySelector('.math, script[type^="math/tex"]') !== null;
-const started = Date.now();
-(function wait() {
-  if (window.MathJax && MathJax.Hub && MathJax.Hub.Register) {
-    MathJax.Hub.Register.StartupHook('End', function () {
-      MathJax.Hub.Queue(function () {
-        // TeX errors become merror nodes (the noErrors extension shows the source instead).
-        const bad = n => !!n && (n.type === 'merror' || n.texError === true ||
-                                 String(n['class'] || '').includes('noError') || (n.data || []).some(bad));
-        const errors = MathJax.Hub.getAllJax().filter(j => bad(j.root)).map(j => j.originalText);
-        done({mathjax: true, errors: errors});
-      });
-    });
-  } else if (!hasMath || Date.now() - started > 20000) {
-    done({mathjax: false, errors: []});
-  } else {
-    setTimeout(wait, 50);
-  }
-})();
-"""
-
-WAIT_FOR_IMAGES = """
-const done = arguments[arguments.length - 1];
-const images = Array.from(document.images);
-images.forEach(img => { img.loading = 'eager'; });
-const pending = images.filter(img => !img.complete);
-let left = pending.length;
-if (left === 0) { done(); return; }
-const finish = () => { if (--left === 0) done(); };
-pending.forEach(img => { img.addEventListener('load', finish); img.addEventListener('error', finish); });
-setTimeout(done, 15000);
-"""
-
-PAGE_FACTS = """
-const body = document.body.cloneNode(true);
-body.querySelectorAll('pre, code, script, style, textarea, .highlight').forEach(e => e.remove());
-const text = body.innerText || body.textContent;
-const raw = ['\\\\(', '\\\\)', '\\\\[', '\\\\]', '$$'].filter(d => text.includes(d))
-  .map(d => { const i = text.indexOf(d); return d + ' in "' + text.slice(Math.max(0, i - 30), i + 40).replace(/\\s+/g, ' ') + '"'; });
-const broken = Array.from(document.images)
-  .filter(img => !(img.complete && img.naturalWidth > 0))
-  .map(img => img.getAttribute('src'));
-const objects = Array.from(document.querySelectorAll('object, embed'))
-  .filter(o => { try { const d = o.getSVGDocument ? o.getSVGDocument() : o.contentDocument;
-                        return !(d && d.documentElement && d.documentElement.localName !== 'parsererror'
-                                 && !d.querySelector('parsererror')); }
-                 catch (e) { return true; } })
-  .map(o => o.getAttribute('data') || o.getAttribute('src'));
-const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
-  .filter(h => h.startsWith(location.origin));
-return {raw: raw, broken: broken, objects: objects, links: links,
-        svgs: Array.from(document.querySelectorAll('img[src$=".svg"], object[data$=".svg"]'))
-                .map(e => e.getAttribute('src') || e.getAttribute('data'))};
-"""
+# The JavaScript that runs in the pages lives in tools/browser/, one program per file.
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
 
 
-# Visible elements that reach past the right edge of the screen, unless they sit in
-# a box that scrolls sideways (a code listing, a wide table, long math) or in one
-# of the theme's fixed, off-screen drawers.
-TOO_WIDE = """
-const width = document.documentElement.clientWidth;
-const describe = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
-  (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/)[0] : '');
-function excused(e) {
-  for (let a = e; a && a !== document.documentElement; a = a.parentElement) {
-    const style = getComputedStyle(a);
-    if (style.position === 'fixed') return true;
-    if (a !== e && ['auto', 'scroll'].includes(style.overflowX) && a.getBoundingClientRect().right <= width + 1) return true;
-  }
-  return false;
-}
-const found = [];
-for (const e of document.body.querySelectorAll('*')) {
-  const style = getComputedStyle(e);
-  if (style.display === 'none' || style.visibility === 'hidden') continue;
-  const box = e.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0 || box.right <= width + 1) continue;
-  if (excused(e)) continue;
-  found.push(describe(e) + ' (' + Math.round(box.right) + ' px)');
-  if (found.length === 3) break;
-}
-return found;
-"""
+def browser_script(name):
+    """The text of tools/browser/<name>.js, a program for execute_script or execute_async_script."""
+    with open(os.path.join(SCRIPTS, name + ".js"), encoding="utf-8") as file:
+        return file.read()
 
 
-# Every text of a figure inside the figure's own box: nothing cut off at an edge.
-TEXT_OUTSIDE = """
-const svg = document.documentElement;
-if (svg.localName !== 'svg') return ['the file is not an SVG document'];
-const box = {x: 0, y: 0, width: svg.width.baseVal.value, height: svg.height.baseVal.value};
-const found = [];
-for (const text of document.querySelectorAll('text')) {
-  const b = text.getBBox();
-  const m = text.getCTM();
-  const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
-    .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
-  const xs = corners.map(c => c[0]), ys = corners.map(c => c[1]);
-  if (Math.min(...xs) < box.x - 0.5 || Math.max(...xs) > box.x + box.width + 0.5 ||
-      Math.min(...ys) < box.y - 0.5 || Math.max(...ys) > box.y + box.height + 0.5) {
-    found.push('"' + text.textContent.trim() + '"');
-  }
-}
-return found;
-"""
-
-
-# Listings: no code line cut off (at desktop width none at all; on a phone, program
-# output may scroll sideways, code and commands wrap), and no copy button over code text.
-CODE_LAYOUT = """
-const phone = arguments[0];
-const found = [];
-const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
-  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
-const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
-const name = block => (Array.from(block.closest('div[class*="highlight-"]')?.classList || [])
-  .find(c => c.startsWith('highlight-')) || 'highlight').replace('highlight-', '') + ' listing';
-const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
-for (const block of document.querySelectorAll('article div.highlight')) {
-  const pre = block.querySelector('pre');
-  if (!pre || !visible(pre)) continue;
-  const output = block.closest('.highlight-text') !== null;
-  if (pre.scrollWidth > pre.clientWidth + 1 && !(phone && output)) {
-    found.push(name(block) + ' ' + start(pre) + ' is cut off: its lines need ' + pre.scrollWidth +
-               ' px, the column has ' + pre.clientWidth + ' px');
-  }
-  const button = block.querySelector('button.copybtn');
-  if (!button) continue;
-  const area = button.getBoundingClientRect();
-  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
-  const range = document.createRange();
-  let covered = null;
-  for (let node = walker.nextNode(); node && !covered; node = walker.nextNode()) {
-    if (!node.textContent.trim()) continue;
-    range.selectNodeContents(node);
-    if (!Array.from(range.getClientRects()).some(r => meet(r, area))) continue;
-    for (let i = 0; i < node.length && !covered; ++i) {
-      if (!node.data[i].trim()) continue;
-      range.setStart(node, i); range.setEnd(node, i + 1);
-      if (Array.from(range.getClientRects()).some(r => meet(r, area))) {
-        covered = node.data.slice(Math.max(0, i - 12), i + 12).trim();
-      }
-    }
-  }
-  if (covered) found.push('the copy button covers the text "' + covered + '" of the ' + name(block) + ' ' + start(pre));
-}
-return found;
-"""
-
-# Wrapped code keeps a hanging indent: where a code line (docs/_static/listings.js makes
-# each a span.code-line) takes more than one row, its second row starts to the right of
-# the listing's left edge. Program output (which scrolls instead) is left out.
-HANGING_INDENT = """
-const found = [];
-const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
-for (const pre of document.querySelectorAll('article div.highlight pre')) {
-  if (pre.closest('.highlight-text') || pre.closest('details:not([open])')) continue;
-  const box = pre.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0) continue;
-  if (!pre.dataset.hanging) { found.push('the listing ' + start(pre) + ' has no hanging indent (listings.js did not run)'); continue; }
-  const row = parseFloat(getComputedStyle(pre).lineHeight) || 20;
-  for (const line of pre.querySelectorAll('span.code-line')) {
-    if (line.getBoundingClientRect().height < 1.5 * row) continue;
-    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-    const range = document.createRange();
-    let first = null, second = null;
-    for (let node = walker.nextNode(); node && !second; node = walker.nextNode()) {
-      for (let i = 0; i < node.length && !second; ++i) {
-        range.setStart(node, i); range.setEnd(node, i + 1);
-        const r = range.getBoundingClientRect();
-        if (r.width === 0) continue;
-        if (!first) { if (node.data[i].trim()) first = r; }
-        else if (r.top > first.top + row / 2) second = r;
-      }
-    }
-    if (first && second && second.left <= line.getBoundingClientRect().left + 1) {
-      found.push('a wrapped line of the listing ' + start(pre) + ' goes on at the left edge: "' +
-                 line.textContent.trim().slice(0, 50) + '"');
-      break;
-    }
-  }
-}
-return found;
-"""
-
-# Display math on a narrow screen: a formula wider than the column must scroll (a box
-# with overflow auto or scroll around it), never be clipped by a box that hides it.
-MATH_CLIPPED = """
-const found = [];
-for (const math of document.querySelectorAll('article div.math, article .MathJax_SVG_Display')) {
-  const svg = math.querySelector('svg');
-  if (!svg) continue;
-  const r = svg.getBoundingClientRect();
-  if (r.width === 0) continue;
-  for (let a = svg.parentElement; a && a !== document.body; a = a.parentElement) {
-    const style = getComputedStyle(a);
-    if (['auto', 'scroll'].includes(style.overflowX)) break;
-    const b = a.getBoundingClientRect();
-    if (['hidden', 'clip'].includes(style.overflowX) && (r.right > b.right + 1 || r.left < b.left - 1)) {
-      found.push('the formula "' + (math.textContent || '').trim().slice(0, 40) + '" (' + Math.round(r.width) +
-                 ' px) is clipped to ' + Math.round(b.width) + ' px instead of scrolling');
-      break;
-    }
-  }
-}
-return found;
-"""
-
-# Facts about the reader's way in: headings without raw markup, the answer of each
-# exercise folded, and the front page's first paragraph pointing to "How to use this book".
-PAGE_SHAPE = """
-const headings = Array.from(document.querySelectorAll('article h1, article h2, article h3, article h4'))
-  .map(h => { const c = h.cloneNode(true);
-              c.querySelectorAll('code, .math, script, [class^="MathJax"], a.headerlink').forEach(e => e.remove());
-              return [h.textContent.trim(), c.textContent]; })
-  .filter(([whole, bare]) => bare.includes('_')).map(([whole]) => whole.replace(/\\s+/g, ' ').slice(0, 80));
-const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
-  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
-const flat = t => t.replace(/\\s+/g, ' ').trim();
-const listings = Array.from(document.querySelectorAll('article div.highlight pre'));
-const first = document.querySelector('article section > p');
-return {
-  headings: headings,
-  shown: listings.filter(visible).map(p => flat(p.textContent)),
-  folded: Array.from(document.querySelectorAll('details.solution')).map(d => ({
-    open: d.open, text: flat(Array.from(d.querySelectorAll('pre')).map(p => p.textContent).join(' ')),
-    summary: flat(d.querySelector('summary') ? d.querySelector('summary').textContent : '')})),
-  first_paragraph_links: first ? Array.from(first.querySelectorAll('a[href]')).map(a => a.getAttribute('href')) : [],
-};
-"""
-
-# Opens every folded answer as a reader would, by clicking its summary.
-OPEN_SOLUTIONS = """
-const details = Array.from(document.querySelectorAll('details.solution'));
-details.forEach(d => d.querySelector('summary').click());
-return details.map(d => d.open && Array.from(d.querySelectorAll('pre'))
-  .every(p => p.getBoundingClientRect().height > 0 && (!p.checkVisibility || p.checkVisibility())));
-"""
+WAIT_FOR_MATH = browser_script("wait_for_math")
+WAIT_FOR_IMAGES = browser_script("wait_for_images")
+PAGE_FACTS = browser_script("page_facts")
+TOO_WIDE = browser_script("too_wide")
+TEXT_OUTSIDE = browser_script("text_outside")
+CODE_LAYOUT = browser_script("code_layout")
+HANGING_INDENT = browser_script("hanging_indent")
+MATH_CLIPPED = browser_script("math_clipped")
+PAGE_SHAPE = browser_script("page_shape")
+OPEN_SOLUTIONS = browser_script("open_solutions")
+WAIT_FOR_PLAYGROUND = browser_script("wait_for_playground")
+PLAYGROUND_RUN = browser_script("playground_run")
+WAIT_FOR_FRONT_PAGE = browser_script("wait_for_front_page")
+WAIT_FOR_SEARCH = browser_script("wait_for_search")
 
 
 def solution_bodies(source):
@@ -390,71 +176,6 @@ def solution_bodies(source):
                 bodies[exercise] = " ".join(" ".join(lines[index + 1:end]).split())
     return bodies
 
-
-# Waits until the page's "Try it here" panel, if it has one, has shown its first result.
-WAIT_FOR_PLAYGROUND = """
-const done = arguments[arguments.length - 1];
-const panel = document.querySelector('.playground[data-program]');
-const started = Date.now();
-(function wait() {
-  if (!panel) { done(null); return; }
-  const state = panel.dataset.state || 'not started';
-  if (!['loading', 'not started', 'running'].includes(state) || Date.now() - started > 150000) {
-    done({state: state, firstResultMs: Number(panel.dataset.firstResultMs || -1), program: panel.dataset.program});
-  } else {
-    setTimeout(wait, 25);
-  }
-})();
-"""
-
-# Fills the panel's fields ({option: text, or true/false for a flag}; the others go back
-# to the book's example), clicks Run and returns what the page then shows. With null it
-# only reads what the panel shows now.
-PLAYGROUND_RUN = """
-const values = arguments[0];
-const done = arguments[arguments.length - 1];
-const panel = document.querySelector('.playground[data-program]');
-const before = Number(panel.dataset.runs || 0);
-const fields = {};
-for (const input of panel.querySelectorAll('input[name]')) fields[input.name] = input;
-const missing = Object.keys(values || {}).filter(name => !(name in fields));
-if (values) {
-  for (const [name, input] of Object.entries(fields)) {
-    const value = name in values ? values[name] : input.dataset.default;
-    if (input.type === 'checkbox') input.checked = value === true || value === 'true'; else input.value = value;
-  }
-  panel.querySelector('button.playground-run').click();
-}
-const started = Date.now();
-(function wait() {
-  const finished = (!values || Number(panel.dataset.runs || 0) > before) && panel.dataset.state !== 'running';
-  const images = Array.from(panel.querySelectorAll('.playground-figures img'));
-  const drawn = images.every(img => img.complete);
-  if ((finished && drawn) || Date.now() - started > 180000) {
-    const figures = images.map(img => ({
-      name: img.dataset.name, loaded: img.complete && img.naturalWidth > 0,
-      svg: decodeURIComponent(img.getAttribute('src').split(',').slice(1).join(','))}));
-    done({runs: Number(panel.dataset.runs || 0) - before, state: panel.dataset.state, missing: missing,
-          args: JSON.parse(panel.dataset.args || '[]'), status: Number(panel.dataset.status),
-          text: panel.querySelector('pre.playground-output').textContent, figures: figures,
-          stale: panel.querySelector('.playground-figures').classList.contains('playground-stale'),
-          pageFigures: Array.from(document.querySelectorAll('figure.chapter-figure img'))
-            .map(img => (img.getAttribute('src') || '').split('/').pop()),
-          labels: Array.from(panel.querySelectorAll('.playground-field')).map(field => {
-            const label = field.querySelector('label'), code = label && label.querySelector('code');
-            const hint = field.querySelector('.playground-hint');
-            return {name: (field.querySelector('input[name]') || {}).name, code: code ? code.textContent : '',
-                    codeRows: code ? new Set(Array.from(code.getClientRects()).map(r => Math.round(r.top))).size : 0,
-                    text: label ? Array.from(label.childNodes).filter(n => n !== code)
-                                    .map(n => n.textContent).join('').trim() : '',
-                    hint: hint ? hint.textContent.trim() : ''}; }),
-          defaults: Object.fromEntries(Object.entries(fields).map(([n, i]) =>
-            [n, i.type === 'checkbox' ? i.dataset.default === 'true' : i.dataset.default]))});
-  } else {
-    setTimeout(wait, 25);
-  }
-})();
-"""
 
 
 def first_difference(shown, expected):
@@ -782,18 +503,7 @@ class Check:
         """The book's own index.html, at the top of its folder, leads to the front page."""
         try:
             self.driver.get(self.url("index.html"))
-            landed = self.driver.execute_async_script(
-                """
-                const done = arguments[arguments.length - 1];
-                const started = Date.now();
-                (function wait() {
-                  if (location.pathname.endsWith('/docs/index.html') || Date.now() - started > 10000) {
-                    done(location.pathname);
-                  } else {
-                    setTimeout(wait, 50);
-                  }
-                })();
-                """)
+            landed = self.driver.execute_async_script(WAIT_FOR_FRONT_PAGE)
         except (TimeoutException, WebDriverException) as error:
             self.fail("index.html", f"the book's index.html did not open: {str(error).splitlines()[0]}")
             return
@@ -822,21 +532,7 @@ class Check:
         page = f"search.html?q={SEARCH_TERM}"
         try:
             self.driver.get(self.url(page))
-            found = self.driver.execute_async_script(
-                """
-                const done = arguments[arguments.length - 1];
-                const started = Date.now();
-                (function wait() {
-                  const summary = document.querySelector('#search-results .search-summary, p.search-summary');
-                  const results = document.querySelectorAll('#search-results ul.search li, ul.search li');
-                  if (results.length > 0 || (summary && summary.textContent.trim() !== '' &&
-                      !/preparing|searching/i.test(summary.textContent)) || Date.now() - started > 20000) {
-                    done([results.length, summary ? summary.textContent.trim() : '']);
-                  } else {
-                    setTimeout(wait, 100);
-                  }
-                })();
-                """)
+            found = self.driver.execute_async_script(WAIT_FOR_SEARCH)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the search page did not load: {str(error).splitlines()[0]}")
             return

@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -109,41 +110,75 @@ def keyboard_walk(driver):
     return problems
 
 
+def audit_page(driver, port, axe_source, page):
+    """The problems on one page: axe-core in both colour schemes, and the keyboard walk on its page."""
+    driver.get(f"http://127.0.0.1:{port}/{page}")
+    driver.execute_async_script(WAIT_FOR_MATH)
+    driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+    driver.execute_script(axe_source)
+    found = audit(driver, page, "light") + audit(driver, page, "dark")
+    if page == KEYBOARD_PAGE:
+        driver.execute_script("document.body.dataset.theme = 'light'")
+        found += keyboard_walk(driver)
+    return found
+
+
+def audit_pages(port, axe_source, queue, problems):
+    """Audits pages from `queue` in a headless Chromium of its own until none is left."""
+    from selenium.common.exceptions import WebDriverException
+
+    profile = tempfile.mkdtemp(prefix="book-a11y-")
+    try:
+        driver = start_browser(profile)
+    except WebDriverException as error:
+        problems.append(f"browser: Chromium did not start: {str(error).strip().splitlines()[0]}")
+        shutil.rmtree(profile, ignore_errors=True)
+        return
+    try:
+        while queue:
+            try:
+                page = queue.pop(0)
+            except IndexError:  # the other browser took the last one
+                return
+            started = time.monotonic()
+            try:
+                problems.extend(audit_page(driver, port, axe_source, page))
+            except WebDriverException as error:
+                problems.append(f"{page}: the page could not be audited: {str(error).strip().splitlines()[0]}")
+            print(f"{page}: {time.monotonic() - started:.1f} s", flush=True)
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--book", required=True, help="the rendered book's folder")
     parser.add_argument("--axe", required=True, help="axe-core's axe.min.js")
     parser.add_argument("--page", action="append", help="check only this page (repeatable), e.g. docs/index.html")
+    parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
+                        help="audit in two browsers at once (2, the default) or in one")
     arguments = parser.parse_args()
     if not os.path.isfile(arguments.axe):
         sys.exit(f"accessibility check: {arguments.axe} is missing; tools/setup.sh installs axe-core@{AXE_VERSION}")
     with open(arguments.axe, encoding="utf-8") as file:
         axe_source = file.read()
     pages = arguments.page or book_pages(arguments.book)
+    # The largest pages first, so that the two browsers finish at about the same time.
+    queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(arguments.book, page)))
     problems = []
-    profile = tempfile.mkdtemp(prefix="book-a11y-")
-    driver = start_browser(profile)
-    try:
-        with Server(arguments.book) as server:
-            for page in pages:
-                started = time.monotonic()
-                driver.get(f"http://127.0.0.1:{server.port}/{page}")
-                driver.execute_async_script(WAIT_FOR_MATH)
-                driver.execute_async_script(WAIT_FOR_PLAYGROUND)
-                driver.execute_script(axe_source)
-                for scheme in ("light", "dark"):
-                    problems += audit(driver, page, scheme)
-                if page == KEYBOARD_PAGE:
-                    driver.execute_script("document.body.dataset.theme = 'light'")
-                    problems += keyboard_walk(driver)
-                print(f"{page}: {time.monotonic() - started:.1f} s", flush=True)
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    started = time.monotonic()
+    with Server(arguments.book) as server:
+        threads = [threading.Thread(target=audit_pages, args=(server.port, axe_source, queue, problems))
+                   for _ in range(arguments.browsers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     for problem in problems:
         print(problem)
     print(f"accessibility check: {len(pages)} pages, light and dark, against WCAG 2.1 AA (axe-core {AXE_VERSION}): "
-          f"{len(problems)} problem(s)")
+          f"{len(problems)} problem(s) ({time.monotonic() - started:.0f} s)")
     return 1 if problems else 0
 
 

@@ -30,6 +30,8 @@ pages is in tools/browser/, one program per .js file.
     /usr/bin/python3 tools/browser_test.py --book build/book --screenshots build/screenshots
 """
 import argparse
+import concurrent.futures
+import contextlib
 import functools
 import http.server
 import json
@@ -49,6 +51,7 @@ PHONE = 390
 SEARCH_TERM = "softmax"
 SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
 FRONT_PAGE = "docs/index.html"
+FIGURE_FRAMES_PAGE = "genindex.html"  # a small page of the book, whose frames show the figures one by one
 PLAYGROUND_PAGE = "chapters/07-attention/attention.html"  # its panel is shown in use in the screenshots
 PANEL_GOAL_MS = 3000  # each panel's first result on the book's example, on a quiet 2-core machine
 PLAYGROUND_EXAMPLE = {"--tokens": "The,cat,sat,down", "--embeddings": "1,0;0,1;1,1;2,0", "--causal": True}
@@ -158,6 +161,7 @@ WAIT_FOR_PLAYGROUND = browser_script("wait_for_playground")
 PLAYGROUND_RUN = browser_script("playground_run")
 WAIT_FOR_FRONT_PAGE = browser_script("wait_for_front_page")
 WAIT_FOR_SEARCH = browser_script("wait_for_search")
+FIGURES_TEXT_OUTSIDE = browser_script("figures_text_outside")
 
 
 def solution_bodies(source):
@@ -190,6 +194,15 @@ def shifted(matrix, by):
     return ";".join(",".join(f"{entry:g}" for entry in row) for row in rows)
 
 
+# A chapter's own options, in the readers' inputs: (option, the value tried, how it is named).
+# A training chapter trains for a few steps only in the other inputs; its panel's own
+# example (the first result) is the shortened training the page shows.
+OWN_INPUTS = {"first": [("--steps", "3", "3 steps"), ("--greedy", True, "greedy")],
+              "other": [("--steps", "3", "3 steps"), ("--heads", "2", "2 heads"),
+                        ("--sequence", "Mouse eats cheese", "a sequence"), ("--prompt", "In the beginning", "a prompt"),
+                        ("--temperature", "0.5", "T = 0.5")]}
+
+
 def playground_inputs(defaults):
     """Three readers' inputs and one malformed one, for whatever fields the chapter's panel has."""
     cases = []
@@ -198,19 +211,31 @@ def playground_inputs(defaults):
         first["--causal"] = not defaults["--causal"]
     if "--precision" in defaults:
         first["--precision"] = "5"
-    cases.append(("causal and 5 decimals" if "--causal" in first else "5 decimals", first))
+    first_name = ["causal"] * ("--causal" in first) + ["5 decimals"]
+    for option, value, name in OWN_INPUTS["first"]:
+        if option in defaults:
+            first[option] = value
+            first_name.append(name)
+    cases.append((", ".join(first_name), first))
     if "--embeddings" in defaults:
         shape = {"--tokens": "Ant,Bee,Cat,Dog", "--embeddings": "1,0,2;0,1,-1;2,2,0;-1,0.5,1",
                  "--wq": "1,0,0,1;0,1,1,0;1,1,0,0", "--wk": "0,1,0,1;1,0,1,0;0.5,0,0,1",
                  "--wv": "1,2,0,0;0,1,0,-1;1,0,1,0"}
         cases.append(("4 tokens, 3 features, d_k = d_v = 4", {k: v for k, v in shape.items() if k in defaults}))
     other = {}
+    other_name = []
     for option, by in (("--wq", 0.5), ("--wv", -0.25)):
         if option in defaults:
             other[option] = shifted(defaults[option], by)
+            other_name = ["other weights"]
     if "--seed" in defaults:
         other["--seed"] = "7"
-    cases.append(("other weights" + (" and seed 7" if "--seed" in other else ""), other))
+        other_name.append("seed 7")
+    for option, value, name in OWN_INPUTS["other"]:
+        if option in defaults:
+            other[option] = value
+            other_name.append(name)
+    cases.append((", ".join(other_name) or "other values", other))
     malformed = {"--embeddings": "2,0;1,x"} if "--embeddings" in defaults else {"--precision": "eleven"}
     cases.append(("malformed", malformed))
     return cases
@@ -224,11 +249,14 @@ class Shared:
         self.failures = []
         self.playground_facts = []
         self.first_results = []  # (milliseconds, how, program): each panel's first result on its default input
-        self.native_runs = {}  # (program, args): the native program's result, run once for both browsers
+        self.native_runs = {}  # (program, args): a future of the native program's result, run once for both browsers
+        self.native_pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)  # native runs, while the browsers work
+        self.seconds = {}  # (pass, part): seconds spent, for the report of where the check's time goes
 
 
 class Check:
-    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=()):
+    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=(), name="desktop"):
+        self.name = name  # the pass: desktop or phone
         self.book = book
         self.programs = programs
         self.shared = shared or Shared()
@@ -241,6 +269,17 @@ class Check:
         self.file_mode = False
         self.figures = set()
         self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+    @contextlib.contextmanager
+    def timed(self, part):
+        """Adds the time spent in the block to this pass's part (the report at the end)."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            key = (self.name, part)
+            with self.shared.lock:
+                self.shared.seconds[key] = self.shared.seconds.get(key, 0.0) + time.monotonic() - started
 
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
@@ -320,8 +359,9 @@ class Check:
         self.drain_logs(page)
         if page in self.panel_pages and panel and panel["state"] == "done":
             # The served panel, on the page as it is open: no second load.
-            self.check_playground(page, None, "served", panel)
-            self.drain_logs(page)
+            with self.timed("served panels"):
+                self.check_playground(page, None, "served", panel)
+                self.drain_logs(page)
 
     def check_shape(self, page):
         shape = self.driver.execute_script(PAGE_SHAPE)
@@ -358,68 +398,87 @@ class Check:
         self.drain_logs(page)
 
     def native(self, program, args):
-        """The native program's stdout (exit status 0) or its stderr, and its figures (run once per input)."""
+        """The native program's run on these arguments, started at most once for both browsers: a future of
+        (exit status, its stdout (status 0) or its stderr, its figures)."""
         key = (program, tuple(args))
         with self.shared.lock:
-            known = self.shared.native_runs.get(key)
-        if known is None:
-            known = self.run_native(program, args)
-            with self.shared.lock:
-                self.shared.native_runs[key] = known
-        return known
+            if key not in self.shared.native_runs:
+                self.shared.native_runs[key] = self.shared.native_pool.submit(self.run_native, program, args)
+            return self.shared.native_runs[key]
 
     def run_native(self, program, args):
-        path = os.path.join(self.programs, program)
-        run = subprocess.run([path, *args], capture_output=True, timeout=60)
-        text = (run.stdout if run.returncode == 0 else run.stderr).decode("utf-8")
-        figures = {}
-        if run.returncode == 0:
-            with tempfile.TemporaryDirectory(prefix="book-figures-") as folder:
-                subprocess.run([path, *args, "--figures", folder], capture_output=True, timeout=60, check=True)
-                for name in os.listdir(folder):
-                    with open(os.path.join(folder, name), encoding="utf-8") as file:
+        """The program as the panel's command line shows it (build/bin/PROGRAM ARGS), run in a folder where
+        build/ is the build folder, so that a path such as build/ch15/model.safetensors names the build's file.
+        It runs twice at once: as the reader's command, and with --figures for the figures."""
+        with tempfile.TemporaryDirectory(prefix="book-native-") as folder:
+            os.symlink(os.path.dirname(self.programs), os.path.join(folder, "build"))
+            figures_folder = os.path.join(folder, "figures")
+            os.mkdir(figures_folder)
+            command = [os.path.join(self.programs, program), *args]
+            runs = [subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE),
+                    subprocess.Popen(command + ["--figures", figures_folder], cwd=folder, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)]
+            stdout, stderr = runs[0].communicate(timeout=120)
+            drew = runs[1].wait(timeout=120)
+            figures = {}
+            if runs[0].returncode == 0 and drew == 0:
+                for name in os.listdir(figures_folder):
+                    with open(os.path.join(figures_folder, name), encoding="utf-8") as file:
                         figures[name] = file.read()
-        return run.returncode, text, figures
+        text = (stdout if runs[0].returncode == 0 else stderr).decode("utf-8")
+        return runs[0].returncode, text, figures
 
-    def check_playground(self, page, address, how, panel=None):
-        """The page's panel against the native program, on the default and four other inputs.
-        With `panel`, the page is already open and its panel has shown its first result."""
+    def open_panel(self, page, address, how, panel):
+        """Opens the page at `address` unless `panel` (the page is open) and waits for its panel's first
+        result; returns what WAIT_FOR_PLAYGROUND said, or None after naming the problem."""
         if panel is None:
             try:
                 self.driver.get(address)
                 panel = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
             except (TimeoutException, WebDriverException) as error:
                 self.fail(page, f"({how}) the page did not load: {str(error).splitlines()[0]}")
-                return
+                return None
         if not panel or panel["state"] != "done":
             self.fail(page, f"({how}) the Try it here panel did not show a result ({panel and panel['state']})")
+            return None
+        if not os.access(os.path.join(self.programs, panel["program"]), os.X_OK):
+            self.fail(page, f"({how}) the native program {panel['program']} is not in {self.programs} to compare with")
+            return None
+        return panel
+
+    def check_playground(self, page, address, how, panel=None):
+        """The page's panel against the native program, on its own example and the readers' inputs.
+        With `panel`, the page is already open and its panel has shown its first result."""
+        panel = self.open_panel(page, address, how, panel)
+        if panel is None:
             return
         program = panel["program"]
-        if not os.access(os.path.join(self.programs, program), os.X_OK):
-            self.fail(page, f"({how}) the native program {program} is not in {self.programs} to compare with")
-            return
         first = self.driver.execute_async_script(PLAYGROUND_RUN, None)
-        defaults = first["defaults"]
         self.check_panel_fields(page, how, first["labels"])
         size = os.path.getsize(os.path.join(self.book, "_static", "playground", program + ".js"))
         with self.shared.lock:
             self.shared.playground_facts.append(f"{how}: {program}: {size / 1024:.0f} KiB, first result after "
                                                 f"{panel['firstResultMs']} ms")
             self.shared.first_results.append((panel["firstResultMs"], how, program))
-        for name, values in [("the book's example", None)] + playground_inputs(defaults):
+        cases = []
+        for name, values in [("the panel's example", None)] + playground_inputs(first["defaults"]):
+            # Every field as the case leaves it, against the program's own defaults: the reader's command.
+            final = {**first["defaults"], **(values or {})}
+            args = [a for option, value in final.items() if value != first["programDefaults"].get(option)
+                    for a in ([option] if value is True else [] if value is False else [option, value])]
+            cases.append((name, values, args, self.native(program, args)))  # the native runs start now
+        for name, values, args, native in cases:
             shown = self.driver.execute_async_script(PLAYGROUND_RUN, values)
-            values = values or {}
             where = f"({how}) the panel, {name}"
             if shown["state"] != "done" or (values and shown["runs"] < 1):
                 self.fail(page, f"{where}: no result ({shown['state']})")
                 continue
             if shown["missing"]:
                 self.fail(page, f"{where}: the panel has no field {', '.join(shown['missing'])}")
-            expected_args = [a for option, value in values.items() if value != defaults.get(option)
-                             for a in ([option] if value is True else [] if value is False else [option, value])]
-            if sorted(shown["args"]) != sorted(expected_args):
-                self.fail(page, f"{where}: the fields became {shown['args']}, expected {expected_args}")
-            status, text, figures = self.native(program, shown["args"])
+            if sorted(shown["args"]) != sorted(args):
+                self.fail(page, f"{where}: the fields became {shown['args']}, expected {args}")
+            with self.timed("waiting for the native programs"):
+                status, text, figures = native.result()
             if shown["status"] != status:
                 self.fail(page, f"{where}: exit status {shown['status']}, the native program gives {status}")
             if shown["text"] != text:
@@ -427,24 +486,29 @@ class Check:
                                 f"{'stdout' if status == 0 else 'stderr'}: {first_difference(shown['text'], text)}")
             if name == "malformed" and status == 0:
                 self.fail(page, f"{where}: the native program accepted {values}")
-            if status == 0:
-                drawn = {figure["name"]: figure["svg"] for figure in shown["figures"]}
-                if sorted(drawn) != sorted(figures):
-                    self.fail(page, f"{where}: figures {sorted(drawn)}, the native program writes {sorted(figures)}")
-                for figure in shown["figures"]:
-                    if not figure["loaded"]:
-                        self.fail(page, f"{where}: the figure {figure['name']} was not drawn")
-                    elif figure["name"] in figures and figure["svg"] != figures[figure["name"]]:
-                        self.fail(page, f"{where}: the figure {figure['name']} differs from the native one: "
-                                        f"{first_difference(figure['svg'], figures[figure['name']])}")
-                if shown["stale"]:
-                    self.fail(page, f"{where}: the figures are still marked as an earlier run's")
-                order = [name for name in drawn if name in shown["pageFigures"]]
-                if order != [name for name in shown["pageFigures"] if name in drawn]:
-                    self.fail(page, f"{where}: the panel shows the figures as {order}, the chapter shows them as "
-                                    f"{[name for name in shown['pageFigures'] if name in drawn]}")
-            elif shown["figures"] and not shown["stale"]:
+            self.check_panel_figures(page, where, shown, status, figures)
+
+    def check_panel_figures(self, page, where, shown, status, figures):
+        """The panel's figures after a run: the native program's, in the chapter's order, or marked stale."""
+        if status != 0:
+            if shown["figures"] and not shown["stale"]:
                 self.fail(page, f"{where}: after an error the figures are not marked as the last good run's")
+            return
+        drawn = {figure["name"]: figure["svg"] for figure in shown["figures"]}
+        if sorted(drawn) != sorted(figures):
+            self.fail(page, f"{where}: figures {sorted(drawn)}, the native program writes {sorted(figures)}")
+        for figure in shown["figures"]:
+            if not figure["loaded"]:
+                self.fail(page, f"{where}: the figure {figure['name']} was not drawn")
+            elif figure["name"] in figures and figure["svg"] != figures[figure["name"]]:
+                self.fail(page, f"{where}: the figure {figure['name']} differs from the native one: "
+                                f"{first_difference(figure['svg'], figures[figure['name']])}")
+        if shown["stale"]:
+            self.fail(page, f"{where}: the figures are still marked as an earlier run's")
+        order = [name for name in drawn if name in shown["pageFigures"]]
+        if order != [name for name in shown["pageFigures"] if name in drawn]:
+            self.fail(page, f"{where}: the panel shows the figures as {order}, the chapter shows them as "
+                            f"{[name for name in shown['pageFigures'] if name in drawn]}")
 
     def check_panel_fields(self, page, how, labels):
         """Each field is named by its option (never split over two rows) and a short meaning;
@@ -512,21 +576,25 @@ class Check:
         self.drain_logs("index.html")
 
     def check_figures(self):
-        """Each SVG figure on its own: every text inside the drawing."""
-        for url in sorted(self.figures):
-            name = urllib.parse.urlsplit(url).path.lstrip("/")
-            if self.out_of_time(name):
-                return
-            try:
-                self.driver.get(url)
-                outside = self.driver.execute_script(TEXT_OUTSIDE)
-            except (TimeoutException, WebDriverException) as error:
-                self.fail(name, f"the figure did not open: {str(error).splitlines()[0]}")
-                continue
-            if outside:
+        """Each SVG figure on its own: every text inside the drawing. The figures open together, each in a
+        frame of one page of the book (a figure shown on its own asks for /favicon.ico; in a frame it does not)."""
+        if not self.figures or self.out_of_time("the figures"):
+            return
+        addresses = sorted(self.figures)
+        try:
+            self.driver.get(self.url(FIGURE_FRAMES_PAGE))
+            found = self.driver.execute_async_script(FIGURES_TEXT_OUTSIDE, addresses, TEXT_OUTSIDE)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail("the figures", f"they did not open: {str(error).splitlines()[0]}")
+            return
+        for address in addresses:
+            name = urllib.parse.urlsplit(address).path.lstrip("/")
+            outside = found.get(address)
+            if outside is None:
+                self.fail(name, "the figure did not open")
+            elif outside:
                 self.fail(name, f"text runs outside the figure: {', '.join(outside[:4])}")
-            # Shown on its own, a figure has no <link rel="icon">, so Chromium asks for /favicon.ico.
-            self.drain_logs(name, ignore="/favicon.ico")
+        self.drain_logs("the figures")
 
     def check_search(self):
         page = f"search.html?q={SEARCH_TERM}"
@@ -583,7 +651,8 @@ class Check:
             try:
                 self.driver.get_log("browser")  # what Chromium logged before the first page is not the book's
                 self.driver.get_log("performance")
-                work()
+                with self.timed("the whole pass"):
+                    work()
             finally:
                 self.driver.quit()
         except WebDriverException as error:
@@ -593,11 +662,13 @@ class Check:
 
     def desktop_pass(self, pages):
         """At 1280 pixels: every page (with its panel, served), the figures, the front door, the search."""
-        for page in pages:
-            if self.out_of_time(page):
-                return
-            self.check_page(page)
-        self.check_figures()
+        with self.timed("pages"):
+            for page in pages:
+                if self.out_of_time(page):
+                    return
+                self.check_page(page)
+        with self.timed("figures"):
+            self.check_figures()
         if not self.out_of_time("index.html"):
             self.check_front_door()
         if not self.out_of_time("search.html"):
@@ -612,14 +683,16 @@ class Check:
 
     def phone_pass(self, pages):
         """Every panel from file://, then at 390 pixels: every page must fit without sideways scrolling."""
-        self.check_file_playgrounds()
+        with self.timed("file:// panels"):
+            self.check_file_playgrounds()
         self.driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
             {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-        for page in pages:
-            if self.out_of_time(page):
-                return
-            self.check_phone_width(page)
+        with self.timed("pages"):
+            for page in pages:
+                if self.out_of_time(page):
+                    return
+                self.check_phone_width(page)
         os.makedirs(self.screenshots, exist_ok=True)
         chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
                                                                   FRONT_PAGE)
@@ -644,8 +717,8 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers):
     """The desktop pass and the phone pass, in two browsers at once (or one after the other)."""
     shared = Shared()
     panels = panel_pages(book, pages)
-    desktop = Check(book, port, screenshots, deadline, programs, shared, panels)
-    phone = Check(book, port, screenshots, deadline, programs, shared, panels)
+    desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop")
+    phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone")
     passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)),
               lambda: phone.in_browser(lambda: phone.phone_pass(pages))]
     if browsers > 1:
@@ -657,8 +730,13 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers):
     else:
         for work in passes:
             work()
+    shared.native_pool.shutdown(wait=True)
     for fact in shared.playground_facts:
         print(f"playground: {fact}", flush=True)
+    for name in ("desktop", "phone"):
+        parts = sorted(((seconds, part) for (pass_name, part), seconds in shared.seconds.items() if pass_name == name),
+                       reverse=True)
+        print(f"time: the {name} pass: " + ", ".join(f"{part} {seconds:.0f} s" for seconds, part in parts), flush=True)
     if shared.first_results:
         slowest = max(shared.first_results)
         print(f"playground: the slowest panel: {slowest[2]} ({slowest[1]}), first result after {slowest[0]} ms "

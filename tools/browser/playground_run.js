@@ -1,7 +1,8 @@
 // Fills the panel's fields ({option: text, or true/false for a flag}; the others go back
-// to the book's example), clicks Run and returns what the page then shows. With null it
-// only reads what the panel shows now.
+// to the panel's example, the values its fields start with), clicks Run and returns what
+// the page then shows. With null it only reads what the panel shows now.
 const values = arguments[0];
+const isOn = value => value === true || value === 'true' || value === 'on';
 const done = arguments[arguments.length - 1];
 const panel = document.querySelector('.playground[data-program]');
 const before = Number(panel.dataset.runs || 0);
@@ -11,7 +12,7 @@ const missing = Object.keys(values || {}).filter(name => !(name in fields));
 if (values) {
   for (const [name, input] of Object.entries(fields)) {
     const value = name in values ? values[name] : input.dataset.default;
-    if (input.type === 'checkbox') input.checked = value === true || value === 'true'; else input.value = value;
+    if (input.type === 'checkbox') input.checked = isOn(value); else input.value = value;
   }
   panel.querySelector('button.playground-run').click();
 }
@@ -39,7 +40,9 @@ const started = Date.now();
                                     .map(n => n.textContent).join('').trim() : '',
                     hint: hint ? hint.textContent.trim() : ''}; }),
           defaults: Object.fromEntries(Object.entries(fields).map(([n, i]) =>
-            [n, i.type === 'checkbox' ? i.dataset.default === 'true' : i.dataset.default]))});
+            [n, i.type === 'checkbox' ? isOn(i.dataset.default) : i.dataset.default])),
+          programDefaults: Object.fromEntries(Object.entries(fields).map(([n, i]) =>
+            [n, i.type === 'checkbox' ? isOn(i.dataset.programDefault) : i.dataset.programDefault]))});
   } else {
     setTimeout(wait, 25);
   }

@@ -317,8 +317,9 @@ class Check:
             if parsed.scheme not in ("http", "https") or parsed.hostname not in ("127.0.0.1", "localhost"):
                 self.fail(page, f"requested something outside localhost: {url[:200]}")
 
-    def open(self, page):
-        self.driver.get(self.url(page))
+    def open(self, page, address=None):
+        """Opens the page (served, or at `address`) and waits for its math, its images and its panel's first result."""
+        self.driver.get(address or self.url(page))
         math = self.driver.execute_async_script(WAIT_FOR_MATH)
         self.driver.execute_async_script(WAIT_FOR_IMAGES)
         math["panel"] = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
@@ -382,13 +383,27 @@ class Check:
         if page.startswith("chapters/") and not shape["shown"]:
             self.fail(page, "the chapter shows no listing before a click (the chapter program must stay visible)")
 
-    def check_phone_width(self, page):
+    def check_phone_page(self, page):
+        """At 390 pixels, the page fits. A page with a panel is opened from file://, and its panel is checked
+        there too: one load proves both the narrow screen and the book opened without a server."""
+        self.file_mode = page in self.panel_pages
         try:
-            self.open(page)
+            opened = self.check_phone_width(page, "file://" + os.path.join(self.book, page) if self.file_mode else None)
+            if self.file_mode and opened is not None:
+                with self.timed("file:// panels"):
+                    self.check_playground(page, None, "file://", opened["panel"])
+                    self.drain_logs(page)
+        finally:
+            self.file_mode = False
+
+    def check_phone_width(self, page, address=None):
+        """The open page's width checks at 390 pixels; returns what open() said, or None if it did not load."""
+        try:
+            opened = self.open(page, address)
             culprits = self.driver.execute_script(TOO_WIDE)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the page did not load at {PHONE} px: {str(error).splitlines()[0]}")
-            return
+            return None
         if culprits:
             self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
         for problem in self.driver.execute_script(CODE_LAYOUT, True):
@@ -396,6 +411,7 @@ class Check:
         for problem in self.driver.execute_script(MATH_CLIPPED) + self.driver.execute_script(HANGING_INDENT):
             self.fail(page, f"at {PHONE} px, {problem}")
         self.drain_logs(page)
+        return opened
 
     def native(self, program, args):
         """The native program's run on these arguments, started at most once for both browsers: a future of
@@ -523,21 +539,6 @@ class Check:
                 self.fail(page, f"{where}: the label {field['text']!r} is not a short meaning")
             if field["hint"] and (len(field["hint"]) <= 2 or field["hint"] == field["text"]):
                 self.fail(page, f"{where}: the hint {field['hint']!r} says nothing the label does not")
-
-    def check_file_playgrounds(self):
-        """Every panel from file://, one load per page (the served panels are checked with their pages)."""
-        if not self.panel_pages:
-            return
-        if not self.programs or not os.path.isdir(self.programs):
-            self.fail("playground", f"the native programs (--programs {self.programs}) are missing")
-            return
-        self.file_mode = True
-        for page in self.panel_pages:
-            if self.out_of_time(f"{page} (file:// panel)"):
-                break
-            self.check_playground(page, "file://" + os.path.join(self.book, page), "file://")
-            self.drain_logs(page)
-        self.file_mode = False
 
     def screenshot_playground(self, page, name, width, phone=False):
         """The page's panel after a reader's own run (four tokens, causal), as an element screenshot."""
@@ -682,9 +683,9 @@ class Check:
             self.screenshot_playground(PLAYGROUND_PAGE, "playground.png", DESKTOP[0])
 
     def phone_pass(self, pages):
-        """Every panel from file://, then at 390 pixels: every page must fit without sideways scrolling."""
-        with self.timed("file:// panels"):
-            self.check_file_playgrounds()
+        """At 390 pixels: every page must fit without sideways scrolling; every panel from file://."""
+        if self.panel_pages and not (self.programs and os.path.isdir(self.programs)):
+            self.fail("playground", f"the native programs (--programs {self.programs}) are missing")
         self.driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
             {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
@@ -692,7 +693,7 @@ class Check:
             for page in pages:
                 if self.out_of_time(page):
                     return
-                self.check_phone_width(page)
+                self.check_phone_page(page)
         os.makedirs(self.screenshots, exist_ok=True)
         chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
                                                                   FRONT_PAGE)

@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """The accessibility check: every page of the built book through axe-core 4.
 
+The browser check (tools/browser_test.py --axe, the test browser.book) runs audit() and
+keyboard_walk() on each page as it opens it; run on its own, this script opens the pages
+itself (--page for one page).
+
 The book is checked against WCAG 2.1 level AA (axe-core's tags wcag2a, wcag2aa,
 wcag21a and wcag21aa) plus axe's best practices. Each page is opened once in
 headless Chromium, served from 127.0.0.1 only, with its math typeset and its

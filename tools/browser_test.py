@@ -36,6 +36,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -241,6 +242,12 @@ def playground_inputs(defaults):
     return cases
 
 
+def accessibility():
+    """tools/accessibility.py, which imports this module: imported when first needed."""
+    import accessibility as module  # noqa: PLC0415
+    return module
+
+
 class Shared:
     """What the two browsers share: the failures, the playground facts and the native runs."""
 
@@ -252,11 +259,15 @@ class Shared:
         self.native_runs = {}  # (program, args): a future of the native program's result, run once for both browsers
         self.native_pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)  # native runs, while the browsers work
         self.seconds = {}  # (pass, part): seconds spent, for the report of where the check's time goes
+        self.css_imports = []  # what the book's style sheets @import, relative to the sheet
+        self.axe_requests = set()  # paths that axe-core asked for itself (css_imports resolved against a page)
 
 
 class Check:
-    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=(), name="desktop"):
+    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=(), name="desktop",
+                 axe_source=None):
         self.name = name  # the pass: desktop or phone
+        self.axe_source = axe_source  # axe.min.js, for the accessibility audit of each page (the desktop pass)
         self.book = book
         self.programs = programs
         self.shared = shared or Shared()
@@ -293,10 +304,12 @@ class Check:
         return f"{self.origin}/{page}"
 
     def drain_logs(self, page, ignore=None):
-        """Console errors and requests that left localhost since the last call."""
+        """Console errors and requests that left localhost since the last call (a console message that
+        holds `ignore`, a text or a tuple of texts, does not count)."""
         time.sleep(0.15)  # let the page's last log entries arrive before the next page opens
+        ignored = (ignore,) if isinstance(ignore, str) else ignore or ()
         for entry in self.driver.get_log("browser"):
-            if ignore and ignore in entry.get("message", ""):
+            if any(text in entry.get("message", "") for text in ignored):
                 continue
             if entry.get("level") == "SEVERE":
                 self.fail(page, f"JavaScript console error: {entry.get('message', '').strip()}")
@@ -356,6 +369,7 @@ class Check:
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
         for problem in self.driver.execute_script(HANGING_INDENT):
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
+        self.check_accessibility(page)
         self.check_shape(page)
         self.drain_logs(page)
         if page in self.panel_pages and panel and panel["state"] == "done":
@@ -363,6 +377,31 @@ class Check:
             with self.timed("served panels"):
                 self.check_playground(page, None, "served", panel)
                 self.drain_logs(page)
+        if self.axe_source and page == accessibility().KEYBOARD_PAGE:
+            self.driver.execute_async_script(PLAYGROUND_RUN, {})  # the panel's example again, after the inputs
+            self.driver.execute_script("document.body.dataset.theme = 'light'")
+            for problem in accessibility().keyboard_walk(self.driver):
+                self.fail(page, "accessibility: " + problem[len(page) + 2:])
+
+    def check_accessibility(self, page):
+        """With --axe: axe-core on the page as it opened (its panel showing its first result, every answer
+        folded), in the light and the dark colour scheme (tools/accessibility.py), then the page's own scheme."""
+        if not self.axe_source:
+            return
+        with self.timed("accessibility"):
+            self.drain_logs(page)  # the page's own, before axe-core's requests
+            scheme = self.driver.execute_script("return document.body.dataset.theme || ''")
+            self.driver.execute_script(self.axe_source)
+            for problem in accessibility().audit(self.driver, page, "light") + accessibility().audit(self.driver,
+                                                                                                     page, "dark"):
+                self.fail(page, "accessibility: " + problem[len(page) + 1:])
+            self.driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
+            # axe-core reads the style sheets itself and resolves a sheet's @import against the page, not
+            # the sheet: those addresses are its, never the book's.
+            stray = [urllib.parse.urljoin(self.url(page), name) for name in self.shared.css_imports]
+            with self.shared.lock:
+                self.shared.axe_requests.update(urllib.parse.urlsplit(address).path for address in stray)
+            self.drain_logs(page, ignore=tuple(stray))
 
     def check_shape(self, page):
         shape = self.driver.execute_script(PAGE_SHAPE)
@@ -714,11 +753,23 @@ def panel_pages(book, pages):
     return found
 
 
-def run_checks(book, port, screenshots, deadline, programs, pages, browsers):
+def css_imports(book):
+    """The relative addresses that the book's style sheets @import."""
+    found = set()
+    for folder, _, files in os.walk(os.path.join(book, "_static")):
+        for name in files:
+            if name.endswith(".css"):
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as file:
+                    found.update(re.findall(r"""@import\s+(?:url\()?["']?([^"')\s;]+)""", file.read()))
+    return sorted(name for name in found if "://" not in name and not name.startswith("/"))
+
+
+def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe_source=None):
     """The desktop pass and the phone pass, in two browsers at once (or one after the other)."""
     shared = Shared()
+    shared.css_imports = css_imports(book)
     panels = panel_pages(book, pages)
-    desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop")
+    desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop", axe_source)
     phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone")
     passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)),
               lambda: phone.in_browser(lambda: phone.phone_pass(pages))]
@@ -752,6 +803,8 @@ def main():
     parser.add_argument("--programs", help="the native chapter programs, to compare the playground with "
                         "(default: the bin folder next to the book)")
     parser.add_argument("--time-limit", type=float, default=240, help="seconds for the whole check (default 240)")
+    parser.add_argument("--axe", help="axe-core's axe.min.js: audit every page's accessibility as it opens at desktop "
+                        "width (tools/accessibility.py), and walk chapter 7's panel with the keyboard")
     parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
                         help="run the desktop and the phone pass in two browsers at once (2, the default) or in one")
     args = parser.parse_args()
@@ -768,18 +821,27 @@ def main():
         print(f"FAIL {args.book}: the book has no index.html at the top of its folder")
         return 1
     pages = [page for page in book_pages(book) if page != "index.html"]  # the front door, checked on its own
+    axe_source = None
+    if args.axe:
+        if not os.path.isfile(args.axe):
+            print(f"FAIL setup: {args.axe} is missing; tools/setup.sh installs axe-core@{accessibility().AXE_VERSION}")
+            return 1
+        with open(args.axe, encoding="utf-8") as file:
+            axe_source = file.read()
     started = time.monotonic()
     with Server(book) as server:
         programs = os.path.abspath(args.programs or os.path.join(book, "..", "bin"))
         check = run_checks(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit,
-                           programs, pages, args.browsers)
-        for path in sorted(set(server.missing)):
+                           programs, pages, args.browsers, axe_source)
+        for path in sorted(set(server.missing) - check.shared.axe_requests):
             check.fail(path, "the browser asked for this file, but the book does not have it")
     seconds = time.monotonic() - started
     if check.failures:
         print(f"browser check: {len(check.failures)} problem(s) on {len(pages)} pages ({seconds:.0f} s)")
         return 1
-    print(f"browser check: all {len(pages)} pages passed ({seconds:.0f} s)")
+    audited = (f", accessibility audited against WCAG 2.1 AA (axe-core {accessibility().AXE_VERSION}, light and "
+               f"dark)" if axe_source else "")
+    print(f"browser check: all {len(pages)} pages passed{audited} ({seconds:.0f} s)")
     return 0
 
 

@@ -260,6 +260,9 @@ class Shared:
         self.native_pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)  # native runs, while the browsers work
         self.seconds = {}  # (pass, part): seconds spent, for the report of where the check's time goes
         self.css_imports = []  # what the book's style sheets @import, relative to the sheet
+        self.figures = set()  # the SVG figures the pages show
+        self.desktop_queue = []  # the pages still to check at desktop width, the largest first
+        self.helper_done = threading.Event()  # set when the phone pass takes no more desktop pages
         self.axe_requests = set()  # paths that axe-core asked for itself (css_imports resolved against a page)
 
 
@@ -278,7 +281,7 @@ class Check:
         self.deadline = deadline
         self.driver = None
         self.file_mode = False
-        self.figures = set()
+        self.figures = self.shared.figures  # the SVG figures the pages show, checked at the end
         self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
     @contextlib.contextmanager
@@ -700,13 +703,22 @@ class Check:
         finally:
             shutil.rmtree(profile, ignore_errors=True)
 
-    def desktop_pass(self, pages):
-        """At 1280 pixels: every page (with its panel, served), the figures, the front door, the search."""
-        with self.timed("pages"):
-            for page in pages:
-                if self.out_of_time(page):
+    def desktop_pages(self):
+        """Pages at 1280 pixels (each with its panel, served, and its audit) from the queue that both browsers
+        take from, until none is left."""
+        with self.timed("pages at desktop width"):
+            while True:
+                with self.shared.lock:
+                    page = self.shared.desktop_queue.pop(0) if self.shared.desktop_queue else None
+                if page is None or self.out_of_time(page):
                     return
                 self.check_page(page)
+
+    def desktop_pass(self, pages):
+        """At 1280 pixels: the pages of the queue, then (when the other browser has finished its last one)
+        the figures they show, the front door, the search."""
+        self.desktop_pages()
+        self.shared.helper_done.wait()
         with self.timed("figures"):
             self.check_figures()
         if not self.out_of_time("index.html"):
@@ -728,7 +740,7 @@ class Check:
         self.driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
             {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-        with self.timed("pages"):
+        with self.timed("pages at phone width"):
             for page in pages:
                 if self.out_of_time(page):
                     return
@@ -741,6 +753,10 @@ class Check:
                         phone=True)
         if PLAYGROUND_PAGE in self.panel_pages:
             self.screenshot_playground(PLAYGROUND_PAGE, f"playground-{PHONE}px.png", PHONE, phone=True)
+        # Then, at desktop width, the pages the desktop pass has not taken yet.
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        self.driver.set_window_size(*DESKTOP)
+        self.desktop_pages()
 
 
 def panel_pages(book, pages):
@@ -768,11 +784,18 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe
     """The desktop pass and the phone pass, in two browsers at once (or one after the other)."""
     shared = Shared()
     shared.css_imports = css_imports(book)
+    shared.desktop_queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(book, page)))
     panels = panel_pages(book, pages)
     desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop", axe_source)
-    phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone")
-    passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)),
-              lambda: phone.in_browser(lambda: phone.phone_pass(pages))]
+    phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone", axe_source)
+
+    def phone_work():
+        try:
+            phone.in_browser(lambda: phone.phone_pass(pages))
+        finally:
+            shared.helper_done.set()
+
+    passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)), phone_work]
     if browsers > 1:
         threads = [threading.Thread(target=work) for work in passes]
         for thread in threads:
@@ -780,6 +803,7 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe
         for thread in threads:
             thread.join()
     else:
+        shared.helper_done.set()  # one browser: the desktop pass takes every page itself
         for work in passes:
             work()
     shared.native_pool.shutdown(wait=True)

@@ -21,7 +21,14 @@ per problem, naming the page) when
 * the front page's first paragraph does not link to "How to use this book", or
   the book's own index.html does not lead to the front page;
 * a link points to a page of the book that does not exist;
-* the book's search finds nothing for "softmax".
+* the book's search finds nothing for "softmax";
+* a "Try it here" panel's text, exit status or figures differ from the native
+  program's on the same options, served at 1280 pixels and from file:// at 390;
+* with --axe, axe-core finds an accessibility problem on a page as it opens, or the
+  keyboard walk through chapter 7's panel fails (tools/accessibility.py).
+
+Two browsers share the work: the phone pass, then the desktop pages the desktop
+pass has not taken yet, the largest first; each page loads once per width.
 
 It saves screenshots of the front page and of the Softmax chapter at desktop
 width and at 390 pixels into the screenshots folder. The JavaScript it runs in the

@@ -209,7 +209,10 @@ def solution_summary(markers):
 PLAYGROUND = os.environ.get("BOOK_PLAYGROUND", "")
 if PLAYGROUND and os.path.isdir(os.path.join(PLAYGROUND, "playground")):
     html_static_path.append(PLAYGROUND)
-book_playground = PLAYGROUND  # a config value: switching the playground on or off reads every page again
+# A config value: switching the playground on or off, or a chapter's module coming or going,
+# reads every page again (a page read before its module was built would keep no panel).
+book_playground = ";".join([PLAYGROUND] + sorted(os.listdir(os.path.join(PLAYGROUND, "playground")))
+                           if PLAYGROUND and os.path.isdir(os.path.join(PLAYGROUND, "playground")) else [])
 PLAYGROUND_INTRO = (
     "The chapter's own program, compiled to WebAssembly, runs here in your browser: the same "
     "code that the tests check, with the same options as on the command line. Change a field "

@@ -2,6 +2,10 @@
 # Chromium, served from 127.0.0.1 only. It needs the rendered book, which the
 # default build makes when BOOK_DOCS is ON; the screenshots land in screenshots/.
 # The "Try it here" panels (BOOK_PLAYGROUND) are compared with the native programs in bin/.
+# Each page, as it opens at desktop width, is also audited by axe-core against WCAG 2.1 AA
+# in the light and the dark colour scheme, and chapter 7's panel is walked with the keyboard
+# alone (tools/accessibility.py; axe-core comes from tools/setup.sh, pinned, and is injected
+# from that local file): one load of each page serves both checks.
 if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
   # One Chromium at a time, alone, so that a busy machine cannot make it time out.
   book_test(NAME browser.book LABELS "browser" PROPERTIES TIMEOUT 720 RUN_SERIAL TRUE
@@ -9,5 +13,6 @@ if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
                     --book "${CMAKE_BINARY_DIR}/book"
                     --screenshots "${CMAKE_BINARY_DIR}/screenshots"
                     --programs "${CMAKE_BINARY_DIR}/bin"
+                    --axe "${CMAKE_SOURCE_DIR}/tools/node_modules/axe-core/axe.min.js"
                     --time-limit 600)
 endif()

@@ -21,10 +21,17 @@ foreach(program IN ITEMS ch11-gradients ch14-next-character ch15-induction-head 
   if(chapter STREQUAL "11")
     set(kind upstream)  # chapter 11's one option, --upstream
   endif()
+  set(model "${CMAKE_BINARY_DIR}/ch14/model.safetensors")
+  if(chapter STREQUAL "15")
+    set(model "${CMAKE_BINARY_DIR}/ch15/model.safetensors")
+  endif()
   foreach(case IN LISTS cases)
+    if(case MATCHES "^sequence-" AND NOT TARGET ch15-run)
+      continue()  # no model saved at build time to score (the sanitizer build)
+    endif()
     book_test(NAME ${program}.${kind}-${case} LABELS "ch${chapter};bad-input"
               COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_options.py" --chapter ${chapter}
-                      --program "$<TARGET_FILE:${program}>" --model "${CMAKE_BINARY_DIR}/ch14/model.safetensors"
+                      --program "$<TARGET_FILE:${program}>" --model "${model}"
                       --case "${case}")
   endforeach()
 endforeach()

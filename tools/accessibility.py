@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """The accessibility check: every page of the built book through axe-core 4.
 
+The browser check (tools/browser_test.py --axe, the test browser.book) runs audit() and
+keyboard_walk() on each page as it opens it; run on its own, this script opens the pages
+itself (--page for one page).
+
 The book is checked against WCAG 2.1 level AA (axe-core's tags wcag2a, wcag2aa,
 wcag21a and wcag21aa) plus axe's best practices. Each page is opened once in
 headless Chromium, served from 127.0.0.1 only, with its math typeset and its
@@ -24,10 +28,11 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import WAIT_FOR_MATH, WAIT_FOR_PLAYGROUND, Server, book_pages, start_browser  # noqa: E402
+from browser_test import WAIT_FOR_MATH, WAIT_FOR_PLAYGROUND, Server, book_pages, browser_script, start_browser  # noqa: E402
 
 AXE_VERSION = "4.10.2"
 STANDARD = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
@@ -39,32 +44,11 @@ KEYBOARD_PAGE = "chapters/07-attention/attention.html"
 ACCEPTED = {
 }
 
-RUN_AXE = """
-const done = arguments[arguments.length - 1];
-document.body.dataset.theme = arguments[0];
-axe.run(document, {runOnly: {type: 'tag', values: arguments[1]}, resultTypes: ['violations']})
-  .then(result => done(result.violations.map(v => ({
-      id: v.id, impact: v.impact, help: v.help,
-      nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 4), count: v.nodes.length}))))
-  .catch(error => done({error: String(error)}));
-"""
-
-# What has the keyboard focus, as a short description, and whether it is in the panel.
-FOCUSED = """
-const e = document.activeElement;
-const panel = document.querySelector('.playground[data-program]');
-return {inPanel: !!(panel && e && panel.contains(e)), tag: e ? e.tagName.toLowerCase() : '',
-        name: e ? (e.getAttribute('name') || e.className || e.id || '') : '', id: e ? e.id : ''};
-"""
-
-PANEL_PARTS = """
-const panel = document.querySelector('.playground[data-program]');
-const status = panel.querySelector('.playground-status');
-return {fields: Array.from(panel.querySelectorAll('input[name]')).filter(i => !i.disabled).map(i => i.name),
-        buttons: Array.from(panel.querySelectorAll('button')).map(b => b.className),
-        output: panel.querySelector('pre.playground-output').id,
-        live: status ? (status.getAttribute('role') === 'status' || status.getAttribute('aria-live') === 'polite') : false};
-"""
+RUN_AXE = browser_script("run_axe")
+FOCUSED = browser_script("focused")
+PANEL_PARTS = browser_script("panel_parts")
+WAIT_FOR_RUN = browser_script("wait_for_run")
+PANEL_STATE = browser_script("panel_state")
 
 
 def audit(driver, page, scheme):
@@ -117,21 +101,8 @@ def keyboard_walk(driver):
     tokens = driver.find_element(By.CSS_SELECTOR, ".playground input[name='--tokens']")
     tokens.clear()
     tokens.send_keys("A,,B", Keys.ENTER)
-    driver.execute_async_script("""
-const done = arguments[arguments.length - 1];
-const before = arguments[0];
-const panel = document.querySelector('.playground');
-const started = Date.now();
-(function wait() {
-  if ((Number(panel.dataset.runs || 0) > before && panel.dataset.state !== 'running') || Date.now() - started > 20000) done();
-  else setTimeout(wait, 25);
-})();""", runs)
-    state = driver.execute_script("""
-const panel = document.querySelector('.playground');
-const input = panel.querySelector("input[name='--tokens']");
-return {runs: Number(panel.dataset.runs || 0), status: panel.querySelector('.playground-status').textContent,
-        invalid: input.getAttribute('aria-invalid'), describedby: input.getAttribute('aria-describedby'),
-        output: panel.querySelector('pre.playground-output').id};""")
+    driver.execute_async_script(WAIT_FOR_RUN, runs)
+    state = driver.execute_script(PANEL_STATE)
     if state["runs"] <= runs:
         problems.append(f"{KEYBOARD_PAGE}: keyboard: Enter in the Tokens field did not run the program")
     if "--tokens" not in state["status"]:
@@ -143,41 +114,75 @@ return {runs: Number(panel.dataset.runs || 0), status: panel.querySelector('.pla
     return problems
 
 
+def audit_page(driver, port, axe_source, page):
+    """The problems on one page: axe-core in both colour schemes, and the keyboard walk on its page."""
+    driver.get(f"http://127.0.0.1:{port}/{page}")
+    driver.execute_async_script(WAIT_FOR_MATH)
+    driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+    driver.execute_script(axe_source)
+    found = audit(driver, page, "light") + audit(driver, page, "dark")
+    if page == KEYBOARD_PAGE:
+        driver.execute_script("document.body.dataset.theme = 'light'")
+        found += keyboard_walk(driver)
+    return found
+
+
+def audit_pages(port, axe_source, queue, problems):
+    """Audits pages from `queue` in a headless Chromium of its own until none is left."""
+    from selenium.common.exceptions import WebDriverException
+
+    profile = tempfile.mkdtemp(prefix="book-a11y-")
+    try:
+        driver = start_browser(profile)
+    except WebDriverException as error:
+        problems.append(f"browser: Chromium did not start: {str(error).strip().splitlines()[0]}")
+        shutil.rmtree(profile, ignore_errors=True)
+        return
+    try:
+        while queue:
+            try:
+                page = queue.pop(0)
+            except IndexError:  # the other browser took the last one
+                return
+            started = time.monotonic()
+            try:
+                problems.extend(audit_page(driver, port, axe_source, page))
+            except WebDriverException as error:
+                problems.append(f"{page}: the page could not be audited: {str(error).strip().splitlines()[0]}")
+            print(f"{page}: {time.monotonic() - started:.1f} s", flush=True)
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--book", required=True, help="the rendered book's folder")
     parser.add_argument("--axe", required=True, help="axe-core's axe.min.js")
     parser.add_argument("--page", action="append", help="check only this page (repeatable), e.g. docs/index.html")
+    parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
+                        help="audit in two browsers at once (2, the default) or in one")
     arguments = parser.parse_args()
     if not os.path.isfile(arguments.axe):
         sys.exit(f"accessibility check: {arguments.axe} is missing; tools/setup.sh installs axe-core@{AXE_VERSION}")
     with open(arguments.axe, encoding="utf-8") as file:
         axe_source = file.read()
     pages = arguments.page or book_pages(arguments.book)
+    # The largest pages first, so that the two browsers finish at about the same time.
+    queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(arguments.book, page)))
     problems = []
-    profile = tempfile.mkdtemp(prefix="book-a11y-")
-    driver = start_browser(profile)
-    try:
-        with Server(arguments.book) as server:
-            for page in pages:
-                started = time.monotonic()
-                driver.get(f"http://127.0.0.1:{server.port}/{page}")
-                driver.execute_async_script(WAIT_FOR_MATH)
-                driver.execute_async_script(WAIT_FOR_PLAYGROUND)
-                driver.execute_script(axe_source)
-                for scheme in ("light", "dark"):
-                    problems += audit(driver, page, scheme)
-                if page == KEYBOARD_PAGE:
-                    driver.execute_script("document.body.dataset.theme = 'light'")
-                    problems += keyboard_walk(driver)
-                print(f"{page}: {time.monotonic() - started:.1f} s", flush=True)
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+    started = time.monotonic()
+    with Server(arguments.book) as server:
+        threads = [threading.Thread(target=audit_pages, args=(server.port, axe_source, queue, problems))
+                   for _ in range(arguments.browsers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     for problem in problems:
         print(problem)
     print(f"accessibility check: {len(pages)} pages, light and dark, against WCAG 2.1 AA (axe-core {AXE_VERSION}): "
-          f"{len(problems)} problem(s)")
+          f"{len(problems)} problem(s) ({time.monotonic() - started:.0f} s)")
     return 1 if problems else 0
 
 

@@ -21,18 +21,29 @@ per problem, naming the page) when
 * the front page's first paragraph does not link to "How to use this book", or
   the book's own index.html does not lead to the front page;
 * a link points to a page of the book that does not exist;
-* the book's search finds nothing for "softmax".
+* the book's search finds nothing for "softmax";
+* a "Try it here" panel's text, exit status or figures differ from the native
+  program's on the same options, served at 1280 pixels and from file:// at 390;
+* with --axe, axe-core finds an accessibility problem on a page as it opens, or the
+  keyboard walk through chapter 7's panel fails (tools/accessibility.py).
+
+Two browsers share the work: the phone pass, then the desktop pages the desktop
+pass has not taken yet, the largest first; each page loads once per width.
 
 It saves screenshots of the front page and of the Softmax chapter at desktop
-width and at 390 pixels into the screenshots folder.
+width and at 390 pixels into the screenshots folder. The JavaScript it runs in the
+pages is in tools/browser/, one program per .js file.
 
     /usr/bin/python3 tools/browser_test.py --book build/book --screenshots build/screenshots
 """
 import argparse
+import concurrent.futures
+import contextlib
 import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,6 +62,7 @@ PHONE = 390
 SEARCH_TERM = "softmax"
 SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
 FRONT_PAGE = "docs/index.html"
+FIGURE_FRAMES_PAGE = "genindex.html"  # a small page of the book, whose frames show the figures one by one
 PLAYGROUND_PAGE = "chapters/07-attention/attention.html"  # its panel is shown in use in the screenshots
 PANEL_GOAL_MS = 3000  # each panel's first result on the book's example, on a quiet 2-core machine
 PLAYGROUND_EXAMPLE = {"--tokens": "The,cat,sat,down", "--embeddings": "1,0;0,1;1,1;2,0", "--causal": True}
@@ -136,245 +148,31 @@ def book_pages(book):
     return sorted(pages)
 
 
-WAIT_FOR_MATH = """
-const done = arguments[arguments.length - 1];
-const hasMath = document.querySelector('.math, script[type^="math/tex"]') !== null;
-const started = Date.now();
-(function wait() {
-  if (window.MathJax && MathJax.Hub && MathJax.Hub.Register) {
-    MathJax.Hub.Register.StartupHook('End', function () {
-      MathJax.Hub.Queue(function () {
-        // TeX errors become merror nodes (the noErrors extension shows the source instead).
-        const bad = n => !!n && (n.type === 'merror' || n.texError === true ||
-                                 String(n['class'] || '').includes('noError') || (n.data || []).some(bad));
-        const errors = MathJax.Hub.getAllJax().filter(j => bad(j.root)).map(j => j.originalText);
-        done({mathjax: true, errors: errors});
-      });
-    });
-  } else if (!hasMath || Date.now() - started > 20000) {
-    done({mathjax: false, errors: []});
-  } else {
-    setTimeout(wait, 50);
-  }
-})();
-"""
-
-WAIT_FOR_IMAGES = """
-const done = arguments[arguments.length - 1];
-const images = Array.from(document.images);
-images.forEach(img => { img.loading = 'eager'; });
-const pending = images.filter(img => !img.complete);
-let left = pending.length;
-if (left === 0) { done(); return; }
-const finish = () => { if (--left === 0) done(); };
-pending.forEach(img => { img.addEventListener('load', finish); img.addEventListener('error', finish); });
-setTimeout(done, 15000);
-"""
-
-PAGE_FACTS = """
-const body = document.body.cloneNode(true);
-body.querySelectorAll('pre, code, script, style, textarea, .highlight').forEach(e => e.remove());
-const text = body.innerText || body.textContent;
-const raw = ['\\\\(', '\\\\)', '\\\\[', '\\\\]', '$$'].filter(d => text.includes(d))
-  .map(d => { const i = text.indexOf(d); return d + ' in "' + text.slice(Math.max(0, i - 30), i + 40).replace(/\\s+/g, ' ') + '"'; });
-const broken = Array.from(document.images)
-  .filter(img => !(img.complete && img.naturalWidth > 0))
-  .map(img => img.getAttribute('src'));
-const objects = Array.from(document.querySelectorAll('object, embed'))
-  .filter(o => { try { const d = o.getSVGDocument ? o.getSVGDocument() : o.contentDocument;
-                        return !(d && d.documentElement && d.documentElement.localName !== 'parsererror'
-                                 && !d.querySelector('parsererror')); }
-                 catch (e) { return true; } })
-  .map(o => o.getAttribute('data') || o.getAttribute('src'));
-const links = Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
-  .filter(h => h.startsWith(location.origin));
-return {raw: raw, broken: broken, objects: objects, links: links,
-        svgs: Array.from(document.querySelectorAll('img[src$=".svg"], object[data$=".svg"]'))
-                .map(e => e.getAttribute('src') || e.getAttribute('data'))};
-"""
+# The JavaScript that runs in the pages lives in tools/browser/, one program per file.
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
 
 
-# Visible elements that reach past the right edge of the screen, unless they sit in
-# a box that scrolls sideways (a code listing, a wide table, long math) or in one
-# of the theme's fixed, off-screen drawers.
-TOO_WIDE = """
-const width = document.documentElement.clientWidth;
-const describe = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
-  (typeof e.className === 'string' && e.className.trim() ? '.' + e.className.trim().split(/\\s+/)[0] : '');
-function excused(e) {
-  for (let a = e; a && a !== document.documentElement; a = a.parentElement) {
-    const style = getComputedStyle(a);
-    if (style.position === 'fixed') return true;
-    if (a !== e && ['auto', 'scroll'].includes(style.overflowX) && a.getBoundingClientRect().right <= width + 1) return true;
-  }
-  return false;
-}
-const found = [];
-for (const e of document.body.querySelectorAll('*')) {
-  const style = getComputedStyle(e);
-  if (style.display === 'none' || style.visibility === 'hidden') continue;
-  const box = e.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0 || box.right <= width + 1) continue;
-  if (excused(e)) continue;
-  found.push(describe(e) + ' (' + Math.round(box.right) + ' px)');
-  if (found.length === 3) break;
-}
-return found;
-"""
+def browser_script(name):
+    """The text of tools/browser/<name>.js, a program for execute_script or execute_async_script."""
+    with open(os.path.join(SCRIPTS, name + ".js"), encoding="utf-8") as file:
+        return file.read()
 
 
-# Every text of a figure inside the figure's own box: nothing cut off at an edge.
-TEXT_OUTSIDE = """
-const svg = document.documentElement;
-if (svg.localName !== 'svg') return ['the file is not an SVG document'];
-const box = {x: 0, y: 0, width: svg.width.baseVal.value, height: svg.height.baseVal.value};
-const found = [];
-for (const text of document.querySelectorAll('text')) {
-  const b = text.getBBox();
-  const m = text.getCTM();
-  const corners = [[b.x, b.y], [b.x + b.width, b.y], [b.x, b.y + b.height], [b.x + b.width, b.y + b.height]]
-    .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
-  const xs = corners.map(c => c[0]), ys = corners.map(c => c[1]);
-  if (Math.min(...xs) < box.x - 0.5 || Math.max(...xs) > box.x + box.width + 0.5 ||
-      Math.min(...ys) < box.y - 0.5 || Math.max(...ys) > box.y + box.height + 0.5) {
-    found.push('"' + text.textContent.trim() + '"');
-  }
-}
-return found;
-"""
-
-
-# Listings: no code line cut off (at desktop width none at all; on a phone, program
-# output may scroll sideways, code and commands wrap), and no copy button over code text.
-CODE_LAYOUT = """
-const phone = arguments[0];
-const found = [];
-const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
-  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
-const meet = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
-const name = block => (Array.from(block.closest('div[class*="highlight-"]')?.classList || [])
-  .find(c => c.startsWith('highlight-')) || 'highlight').replace('highlight-', '') + ' listing';
-const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
-for (const block of document.querySelectorAll('article div.highlight')) {
-  const pre = block.querySelector('pre');
-  if (!pre || !visible(pre)) continue;
-  const output = block.closest('.highlight-text') !== null;
-  if (pre.scrollWidth > pre.clientWidth + 1 && !(phone && output)) {
-    found.push(name(block) + ' ' + start(pre) + ' is cut off: its lines need ' + pre.scrollWidth +
-               ' px, the column has ' + pre.clientWidth + ' px');
-  }
-  const button = block.querySelector('button.copybtn');
-  if (!button) continue;
-  const area = button.getBoundingClientRect();
-  const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
-  const range = document.createRange();
-  let covered = null;
-  for (let node = walker.nextNode(); node && !covered; node = walker.nextNode()) {
-    if (!node.textContent.trim()) continue;
-    range.selectNodeContents(node);
-    if (!Array.from(range.getClientRects()).some(r => meet(r, area))) continue;
-    for (let i = 0; i < node.length && !covered; ++i) {
-      if (!node.data[i].trim()) continue;
-      range.setStart(node, i); range.setEnd(node, i + 1);
-      if (Array.from(range.getClientRects()).some(r => meet(r, area))) {
-        covered = node.data.slice(Math.max(0, i - 12), i + 12).trim();
-      }
-    }
-  }
-  if (covered) found.push('the copy button covers the text "' + covered + '" of the ' + name(block) + ' ' + start(pre));
-}
-return found;
-"""
-
-# Wrapped code keeps a hanging indent: where a code line (docs/_static/listings.js makes
-# each a span.code-line) takes more than one row, its second row starts to the right of
-# the listing's left edge. Program output (which scrolls instead) is left out.
-HANGING_INDENT = """
-const found = [];
-const start = pre => '"' + pre.textContent.trim().split('\\n')[0].slice(0, 50) + '"';
-for (const pre of document.querySelectorAll('article div.highlight pre')) {
-  if (pre.closest('.highlight-text') || pre.closest('details:not([open])')) continue;
-  const box = pre.getBoundingClientRect();
-  if (box.width === 0 || box.height === 0) continue;
-  if (!pre.dataset.hanging) { found.push('the listing ' + start(pre) + ' has no hanging indent (listings.js did not run)'); continue; }
-  const row = parseFloat(getComputedStyle(pre).lineHeight) || 20;
-  for (const line of pre.querySelectorAll('span.code-line')) {
-    if (line.getBoundingClientRect().height < 1.5 * row) continue;
-    const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
-    const range = document.createRange();
-    let first = null, second = null;
-    for (let node = walker.nextNode(); node && !second; node = walker.nextNode()) {
-      for (let i = 0; i < node.length && !second; ++i) {
-        range.setStart(node, i); range.setEnd(node, i + 1);
-        const r = range.getBoundingClientRect();
-        if (r.width === 0) continue;
-        if (!first) { if (node.data[i].trim()) first = r; }
-        else if (r.top > first.top + row / 2) second = r;
-      }
-    }
-    if (first && second && second.left <= line.getBoundingClientRect().left + 1) {
-      found.push('a wrapped line of the listing ' + start(pre) + ' goes on at the left edge: "' +
-                 line.textContent.trim().slice(0, 50) + '"');
-      break;
-    }
-  }
-}
-return found;
-"""
-
-# Display math on a narrow screen: a formula wider than the column must scroll (a box
-# with overflow auto or scroll around it), never be clipped by a box that hides it.
-MATH_CLIPPED = """
-const found = [];
-for (const math of document.querySelectorAll('article div.math, article .MathJax_SVG_Display')) {
-  const svg = math.querySelector('svg');
-  if (!svg) continue;
-  const r = svg.getBoundingClientRect();
-  if (r.width === 0) continue;
-  for (let a = svg.parentElement; a && a !== document.body; a = a.parentElement) {
-    const style = getComputedStyle(a);
-    if (['auto', 'scroll'].includes(style.overflowX)) break;
-    const b = a.getBoundingClientRect();
-    if (['hidden', 'clip'].includes(style.overflowX) && (r.right > b.right + 1 || r.left < b.left - 1)) {
-      found.push('the formula "' + (math.textContent || '').trim().slice(0, 40) + '" (' + Math.round(r.width) +
-                 ' px) is clipped to ' + Math.round(b.width) + ' px instead of scrolling');
-      break;
-    }
-  }
-}
-return found;
-"""
-
-# Facts about the reader's way in: headings without raw markup, the answer of each
-# exercise folded, and the front page's first paragraph pointing to "How to use this book".
-PAGE_SHAPE = """
-const headings = Array.from(document.querySelectorAll('article h1, article h2, article h3, article h4'))
-  .map(h => { const c = h.cloneNode(true);
-              c.querySelectorAll('code, .math, script, [class^="MathJax"], a.headerlink').forEach(e => e.remove());
-              return [h.textContent.trim(), c.textContent]; })
-  .filter(([whole, bare]) => bare.includes('_')).map(([whole]) => whole.replace(/\\s+/g, ' ').slice(0, 80));
-const visible = e => { const b = e.getBoundingClientRect();  // a closed <details> still lays out its content
-  return b.width > 0 && b.height > 0 && !e.closest('details:not([open])') && (!e.checkVisibility || e.checkVisibility()); };
-const flat = t => t.replace(/\\s+/g, ' ').trim();
-const listings = Array.from(document.querySelectorAll('article div.highlight pre'));
-const first = document.querySelector('article section > p');
-return {
-  headings: headings,
-  shown: listings.filter(visible).map(p => flat(p.textContent)),
-  folded: Array.from(document.querySelectorAll('details.solution')).map(d => ({
-    open: d.open, text: flat(Array.from(d.querySelectorAll('pre')).map(p => p.textContent).join(' ')),
-    summary: flat(d.querySelector('summary') ? d.querySelector('summary').textContent : '')})),
-  first_paragraph_links: first ? Array.from(first.querySelectorAll('a[href]')).map(a => a.getAttribute('href')) : [],
-};
-"""
-
-# Opens every folded answer as a reader would, by clicking its summary.
-OPEN_SOLUTIONS = """
-const details = Array.from(document.querySelectorAll('details.solution'));
-details.forEach(d => d.querySelector('summary').click());
-return details.map(d => d.open && Array.from(d.querySelectorAll('pre'))
-  .every(p => p.getBoundingClientRect().height > 0 && (!p.checkVisibility || p.checkVisibility())));
-"""
+WAIT_FOR_MATH = browser_script("wait_for_math")
+WAIT_FOR_IMAGES = browser_script("wait_for_images")
+PAGE_FACTS = browser_script("page_facts")
+TOO_WIDE = browser_script("too_wide")
+TEXT_OUTSIDE = browser_script("text_outside")
+CODE_LAYOUT = browser_script("code_layout")
+HANGING_INDENT = browser_script("hanging_indent")
+MATH_CLIPPED = browser_script("math_clipped")
+PAGE_SHAPE = browser_script("page_shape")
+OPEN_SOLUTIONS = browser_script("open_solutions")
+WAIT_FOR_PLAYGROUND = browser_script("wait_for_playground")
+PLAYGROUND_RUN = browser_script("playground_run")
+WAIT_FOR_FRONT_PAGE = browser_script("wait_for_front_page")
+WAIT_FOR_SEARCH = browser_script("wait_for_search")
+FIGURES_TEXT_OUTSIDE = browser_script("figures_text_outside")
 
 
 def solution_bodies(source):
@@ -383,71 +181,6 @@ def solution_bodies(source):
         return {}
     return {name: " ".join(body.split()) for name, body in exercise_markers.solution_bodies(source).items()}
 
-
-# Waits until the page's "Try it here" panel, if it has one, has shown its first result.
-WAIT_FOR_PLAYGROUND = """
-const done = arguments[arguments.length - 1];
-const panel = document.querySelector('.playground[data-program]');
-const started = Date.now();
-(function wait() {
-  if (!panel) { done(null); return; }
-  const state = panel.dataset.state || 'not started';
-  if (!['loading', 'not started', 'running'].includes(state) || Date.now() - started > 150000) {
-    done({state: state, firstResultMs: Number(panel.dataset.firstResultMs || -1), program: panel.dataset.program});
-  } else {
-    setTimeout(wait, 25);
-  }
-})();
-"""
-
-# Fills the panel's fields ({option: text, or true/false for a flag}; the others go back
-# to the book's example), clicks Run and returns what the page then shows. With null it
-# only reads what the panel shows now.
-PLAYGROUND_RUN = """
-const values = arguments[0];
-const done = arguments[arguments.length - 1];
-const panel = document.querySelector('.playground[data-program]');
-const before = Number(panel.dataset.runs || 0);
-const fields = {};
-for (const input of panel.querySelectorAll('input[name]')) fields[input.name] = input;
-const missing = Object.keys(values || {}).filter(name => !(name in fields));
-if (values) {
-  for (const [name, input] of Object.entries(fields)) {
-    const value = name in values ? values[name] : input.dataset.default;
-    if (input.type === 'checkbox') input.checked = value === true || value === 'true'; else input.value = value;
-  }
-  panel.querySelector('button.playground-run').click();
-}
-const started = Date.now();
-(function wait() {
-  const finished = (!values || Number(panel.dataset.runs || 0) > before) && panel.dataset.state !== 'running';
-  const images = Array.from(panel.querySelectorAll('.playground-figures img'));
-  const drawn = images.every(img => img.complete);
-  if ((finished && drawn) || Date.now() - started > 180000) {
-    const figures = images.map(img => ({
-      name: img.dataset.name, loaded: img.complete && img.naturalWidth > 0,
-      svg: decodeURIComponent(img.getAttribute('src').split(',').slice(1).join(','))}));
-    done({runs: Number(panel.dataset.runs || 0) - before, state: panel.dataset.state, missing: missing,
-          args: JSON.parse(panel.dataset.args || '[]'), status: Number(panel.dataset.status),
-          text: panel.querySelector('pre.playground-output').textContent, figures: figures,
-          stale: panel.querySelector('.playground-figures').classList.contains('playground-stale'),
-          pageFigures: Array.from(document.querySelectorAll('figure.chapter-figure img'))
-            .map(img => (img.getAttribute('src') || '').split('/').pop()),
-          labels: Array.from(panel.querySelectorAll('.playground-field')).map(field => {
-            const label = field.querySelector('label'), code = label && label.querySelector('code');
-            const hint = field.querySelector('.playground-hint');
-            return {name: (field.querySelector('input[name]') || {}).name, code: code ? code.textContent : '',
-                    codeRows: code ? new Set(Array.from(code.getClientRects()).map(r => Math.round(r.top))).size : 0,
-                    text: label ? Array.from(label.childNodes).filter(n => n !== code)
-                                    .map(n => n.textContent).join('').trim() : '',
-                    hint: hint ? hint.textContent.trim() : ''}; }),
-          defaults: Object.fromEntries(Object.entries(fields).map(([n, i]) =>
-            [n, i.type === 'checkbox' ? i.dataset.default === 'true' : i.dataset.default]))});
-  } else {
-    setTimeout(wait, 25);
-  }
-})();
-"""
 
 
 def first_difference(shown, expected):
@@ -462,6 +195,15 @@ def shifted(matrix, by):
     return ";".join(",".join(f"{entry:g}" for entry in row) for row in rows)
 
 
+# A chapter's own options, in the readers' inputs: (option, the value tried, how it is named).
+# A training chapter trains for a few steps only in the other inputs; its panel's own
+# example (the first result) is the shortened training the page shows.
+OWN_INPUTS = {"first": [("--steps", "3", "3 steps"), ("--greedy", True, "greedy")],
+              "other": [("--steps", "3", "3 steps"), ("--heads", "2", "2 heads"),
+                        ("--sequence", "Mouse eats cheese", "a sequence"), ("--prompt", "In the beginning", "a prompt"),
+                        ("--temperature", "0.5", "T = 0.5")]}
+
+
 def playground_inputs(defaults):
     """Three readers' inputs and one malformed one, for whatever fields the chapter's panel has."""
     cases = []
@@ -470,22 +212,40 @@ def playground_inputs(defaults):
         first["--causal"] = not defaults["--causal"]
     if "--precision" in defaults:
         first["--precision"] = "5"
-    cases.append(("causal and 5 decimals" if "--causal" in first else "5 decimals", first))
+    first_name = ["causal"] * ("--causal" in first) + ["5 decimals"]
+    for option, value, name in OWN_INPUTS["first"]:
+        if option in defaults:
+            first[option] = value
+            first_name.append(name)
+    cases.append((", ".join(first_name), first))
     if "--embeddings" in defaults:
         shape = {"--tokens": "Ant,Bee,Cat,Dog", "--embeddings": "1,0,2;0,1,-1;2,2,0;-1,0.5,1",
                  "--wq": "1,0,0,1;0,1,1,0;1,1,0,0", "--wk": "0,1,0,1;1,0,1,0;0.5,0,0,1",
                  "--wv": "1,2,0,0;0,1,0,-1;1,0,1,0"}
         cases.append(("4 tokens, 3 features, d_k = d_v = 4", {k: v for k, v in shape.items() if k in defaults}))
     other = {}
+    other_name = []
     for option, by in (("--wq", 0.5), ("--wv", -0.25)):
         if option in defaults:
             other[option] = shifted(defaults[option], by)
+            other_name = ["other weights"]
     if "--seed" in defaults:
         other["--seed"] = "7"
-    cases.append(("other weights" + (" and seed 7" if "--seed" in other else ""), other))
+        other_name.append("seed 7")
+    for option, value, name in OWN_INPUTS["other"]:
+        if option in defaults:
+            other[option] = value
+            other_name.append(name)
+    cases.append((", ".join(other_name) or "other values", other))
     malformed = {"--embeddings": "2,0;1,x"} if "--embeddings" in defaults else {"--precision": "eleven"}
     cases.append(("malformed", malformed))
     return cases
+
+
+def accessibility():
+    """tools/accessibility.py, which imports this module: imported when first needed."""
+    import accessibility as module  # noqa: PLC0415
+    return module
 
 
 class Shared:
@@ -496,11 +256,21 @@ class Shared:
         self.failures = []
         self.playground_facts = []
         self.first_results = []  # (milliseconds, how, program): each panel's first result on its default input
-        self.native_runs = {}  # (program, args): the native program's result, run once for both browsers
+        self.native_runs = {}  # (program, args): a future of the native program's result, run once for both browsers
+        self.native_pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)  # native runs, while the browsers work
+        self.seconds = {}  # (pass, part): seconds spent, for the report of where the check's time goes
+        self.css_imports = []  # what the book's style sheets @import, relative to the sheet
+        self.figures = set()  # the SVG figures the pages show
+        self.desktop_queue = []  # the pages still to check at desktop width, the largest first
+        self.helper_done = threading.Event()  # set when the phone pass takes no more desktop pages
+        self.axe_requests = set()  # paths that axe-core asked for itself (css_imports resolved against a page)
 
 
 class Check:
-    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=()):
+    def __init__(self, book, port, screenshots, deadline, programs=None, shared=None, panel_pages=(), name="desktop",
+                 axe_source=None):
+        self.name = name  # the pass: desktop or phone
+        self.axe_source = axe_source  # axe.min.js, for the accessibility audit of each page (the desktop pass)
         self.book = book
         self.programs = programs
         self.shared = shared or Shared()
@@ -511,8 +281,19 @@ class Check:
         self.deadline = deadline
         self.driver = None
         self.file_mode = False
-        self.figures = set()
+        self.figures = self.shared.figures  # the SVG figures the pages show, checked at the end
         self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+    @contextlib.contextmanager
+    def timed(self, part):
+        """Adds the time spent in the block to this pass's part (the report at the end)."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            key = (self.name, part)
+            with self.shared.lock:
+                self.shared.seconds[key] = self.shared.seconds.get(key, 0.0) + time.monotonic() - started
 
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
@@ -526,10 +307,12 @@ class Check:
         return f"{self.origin}/{page}"
 
     def drain_logs(self, page, ignore=None):
-        """Console errors and requests that left localhost since the last call."""
+        """Console errors and requests that left localhost since the last call (a console message that
+        holds `ignore`, a text or a tuple of texts, does not count)."""
         time.sleep(0.15)  # let the page's last log entries arrive before the next page opens
+        ignored = (ignore,) if isinstance(ignore, str) else ignore or ()
         for entry in self.driver.get_log("browser"):
-            if ignore and ignore in entry.get("message", ""):
+            if any(text in entry.get("message", "") for text in ignored):
                 continue
             if entry.get("level") == "SEVERE":
                 self.fail(page, f"JavaScript console error: {entry.get('message', '').strip()}")
@@ -550,8 +333,9 @@ class Check:
             if parsed.scheme not in ("http", "https") or parsed.hostname not in ("127.0.0.1", "localhost"):
                 self.fail(page, f"requested something outside localhost: {url[:200]}")
 
-    def open(self, page):
-        self.driver.get(self.url(page))
+    def open(self, page, address=None):
+        """Opens the page (served, or at `address`) and waits for its math, its images and its panel's first result."""
+        self.driver.get(address or self.url(page))
         math = self.driver.execute_async_script(WAIT_FOR_MATH)
         self.driver.execute_async_script(WAIT_FOR_IMAGES)
         math["panel"] = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
@@ -588,12 +372,39 @@ class Check:
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
         for problem in self.driver.execute_script(HANGING_INDENT):
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
+        self.check_accessibility(page)
         self.check_shape(page)
         self.drain_logs(page)
         if page in self.panel_pages and panel and panel["state"] == "done":
             # The served panel, on the page as it is open: no second load.
-            self.check_playground(page, None, "served", panel)
-            self.drain_logs(page)
+            with self.timed("served panels"):
+                self.check_playground(page, None, "served", panel)
+                self.drain_logs(page)
+        if self.axe_source and page == accessibility().KEYBOARD_PAGE:
+            self.driver.execute_async_script(PLAYGROUND_RUN, {})  # the panel's example again, after the inputs
+            self.driver.execute_script("document.body.dataset.theme = 'light'")
+            for problem in accessibility().keyboard_walk(self.driver):
+                self.fail(page, "accessibility: " + problem[len(page) + 2:])
+
+    def check_accessibility(self, page):
+        """With --axe: axe-core on the page as it opened (its panel showing its first result, every answer
+        folded), in the light and the dark colour scheme (tools/accessibility.py), then the page's own scheme."""
+        if not self.axe_source:
+            return
+        with self.timed("accessibility"):
+            self.drain_logs(page)  # the page's own, before axe-core's requests
+            scheme = self.driver.execute_script("return document.body.dataset.theme || ''")
+            self.driver.execute_script(self.axe_source)
+            for problem in accessibility().audit(self.driver, page, "light") + accessibility().audit(self.driver,
+                                                                                                     page, "dark"):
+                self.fail(page, "accessibility: " + problem[len(page) + 1:])
+            self.driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
+            # axe-core reads the style sheets itself and resolves a sheet's @import against the page, not
+            # the sheet: those addresses are its, never the book's.
+            stray = [urllib.parse.urljoin(self.url(page), name) for name in self.shared.css_imports]
+            with self.shared.lock:
+                self.shared.axe_requests.update(urllib.parse.urlsplit(address).path for address in stray)
+            self.drain_logs(page, ignore=tuple(stray))
 
     def check_shape(self, page):
         shape = self.driver.execute_script(PAGE_SHAPE)
@@ -614,13 +425,27 @@ class Check:
         if page.startswith("chapters/") and not shape["shown"]:
             self.fail(page, "the chapter shows no listing before a click (the chapter program must stay visible)")
 
-    def check_phone_width(self, page):
+    def check_phone_page(self, page):
+        """At 390 pixels, the page fits. A page with a panel is opened from file://, and its panel is checked
+        there too: one load proves both the narrow screen and the book opened without a server."""
+        self.file_mode = page in self.panel_pages
         try:
-            self.open(page)
+            opened = self.check_phone_width(page, "file://" + os.path.join(self.book, page) if self.file_mode else None)
+            if self.file_mode and opened is not None:
+                with self.timed("file:// panels"):
+                    self.check_playground(page, None, "file://", opened["panel"])
+                    self.drain_logs(page)
+        finally:
+            self.file_mode = False
+
+    def check_phone_width(self, page, address=None):
+        """The open page's width checks at 390 pixels; returns what open() said, or None if it did not load."""
+        try:
+            opened = self.open(page, address)
             culprits = self.driver.execute_script(TOO_WIDE)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the page did not load at {PHONE} px: {str(error).splitlines()[0]}")
-            return
+            return None
         if culprits:
             self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
         for problem in self.driver.execute_script(CODE_LAYOUT, True):
@@ -628,70 +453,90 @@ class Check:
         for problem in self.driver.execute_script(MATH_CLIPPED) + self.driver.execute_script(HANGING_INDENT):
             self.fail(page, f"at {PHONE} px, {problem}")
         self.drain_logs(page)
+        return opened
 
     def native(self, program, args):
-        """The native program's stdout (exit status 0) or its stderr, and its figures (run once per input)."""
+        """The native program's run on these arguments, started at most once for both browsers: a future of
+        (exit status, its stdout (status 0) or its stderr, its figures)."""
         key = (program, tuple(args))
         with self.shared.lock:
-            known = self.shared.native_runs.get(key)
-        if known is None:
-            known = self.run_native(program, args)
-            with self.shared.lock:
-                self.shared.native_runs[key] = known
-        return known
+            if key not in self.shared.native_runs:
+                self.shared.native_runs[key] = self.shared.native_pool.submit(self.run_native, program, args)
+            return self.shared.native_runs[key]
 
     def run_native(self, program, args):
-        path = os.path.join(self.programs, program)
-        run = subprocess.run([path, *args], capture_output=True, timeout=60)
-        text = (run.stdout if run.returncode == 0 else run.stderr).decode("utf-8")
-        figures = {}
-        if run.returncode == 0:
-            with tempfile.TemporaryDirectory(prefix="book-figures-") as folder:
-                subprocess.run([path, *args, "--figures", folder], capture_output=True, timeout=60, check=True)
-                for name in os.listdir(folder):
-                    with open(os.path.join(folder, name), encoding="utf-8") as file:
+        """The program as the panel's command line shows it (build/bin/PROGRAM ARGS), run in a folder where
+        build/ is the build folder, so that a path such as build/ch15/model.safetensors names the build's file.
+        It runs twice at once: as the reader's command, and with --figures for the figures."""
+        with tempfile.TemporaryDirectory(prefix="book-native-") as folder:
+            os.symlink(os.path.dirname(self.programs), os.path.join(folder, "build"))
+            figures_folder = os.path.join(folder, "figures")
+            os.mkdir(figures_folder)
+            command = [os.path.join(self.programs, program), *args]
+            runs = [subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE),
+                    subprocess.Popen(command + ["--figures", figures_folder], cwd=folder, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)]
+            stdout, stderr = runs[0].communicate(timeout=120)
+            drew = runs[1].wait(timeout=120)
+            figures = {}
+            if runs[0].returncode == 0 and drew == 0:
+                for name in os.listdir(figures_folder):
+                    with open(os.path.join(figures_folder, name), encoding="utf-8") as file:
                         figures[name] = file.read()
-        return run.returncode, text, figures
+        text = (stdout if runs[0].returncode == 0 else stderr).decode("utf-8")
+        return runs[0].returncode, text, figures
 
-    def check_playground(self, page, address, how, panel=None):
-        """The page's panel against the native program, on the default and four other inputs.
-        With `panel`, the page is already open and its panel has shown its first result."""
+    def open_panel(self, page, address, how, panel):
+        """Opens the page at `address` unless `panel` (the page is open) and waits for its panel's first
+        result; returns what WAIT_FOR_PLAYGROUND said, or None after naming the problem."""
         if panel is None:
             try:
                 self.driver.get(address)
                 panel = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
             except (TimeoutException, WebDriverException) as error:
                 self.fail(page, f"({how}) the page did not load: {str(error).splitlines()[0]}")
-                return
+                return None
         if not panel or panel["state"] != "done":
             self.fail(page, f"({how}) the Try it here panel did not show a result ({panel and panel['state']})")
+            return None
+        if not os.access(os.path.join(self.programs, panel["program"]), os.X_OK):
+            self.fail(page, f"({how}) the native program {panel['program']} is not in {self.programs} to compare with")
+            return None
+        return panel
+
+    def check_playground(self, page, address, how, panel=None):
+        """The page's panel against the native program, on its own example and the readers' inputs.
+        With `panel`, the page is already open and its panel has shown its first result."""
+        panel = self.open_panel(page, address, how, panel)
+        if panel is None:
             return
         program = panel["program"]
-        if not os.access(os.path.join(self.programs, program), os.X_OK):
-            self.fail(page, f"({how}) the native program {program} is not in {self.programs} to compare with")
-            return
         first = self.driver.execute_async_script(PLAYGROUND_RUN, None)
-        defaults = first["defaults"]
         self.check_panel_fields(page, how, first["labels"])
         size = os.path.getsize(os.path.join(self.book, "_static", "playground", program + ".js"))
         with self.shared.lock:
             self.shared.playground_facts.append(f"{how}: {program}: {size / 1024:.0f} KiB, first result after "
                                                 f"{panel['firstResultMs']} ms")
             self.shared.first_results.append((panel["firstResultMs"], how, program))
-        for name, values in [("the book's example", None)] + playground_inputs(defaults):
+        cases = []
+        for name, values in [("the panel's example", None)] + playground_inputs(first["defaults"]):
+            # Every field as the case leaves it, against the program's own defaults: the reader's command.
+            final = {**first["defaults"], **(values or {})}
+            args = [a for option, value in final.items() if value != first["programDefaults"].get(option)
+                    for a in ([option] if value is True else [] if value is False else [option, value])]
+            cases.append((name, values, args, self.native(program, args)))  # the native runs start now
+        for name, values, args, native in cases:
             shown = self.driver.execute_async_script(PLAYGROUND_RUN, values)
-            values = values or {}
             where = f"({how}) the panel, {name}"
             if shown["state"] != "done" or (values and shown["runs"] < 1):
                 self.fail(page, f"{where}: no result ({shown['state']})")
                 continue
             if shown["missing"]:
                 self.fail(page, f"{where}: the panel has no field {', '.join(shown['missing'])}")
-            expected_args = [a for option, value in values.items() if value != defaults.get(option)
-                             for a in ([option] if value is True else [] if value is False else [option, value])]
-            if sorted(shown["args"]) != sorted(expected_args):
-                self.fail(page, f"{where}: the fields became {shown['args']}, expected {expected_args}")
-            status, text, figures = self.native(program, shown["args"])
+            if sorted(shown["args"]) != sorted(args):
+                self.fail(page, f"{where}: the fields became {shown['args']}, expected {args}")
+            with self.timed("waiting for the native programs"):
+                status, text, figures = native.result()
             if shown["status"] != status:
                 self.fail(page, f"{where}: exit status {shown['status']}, the native program gives {status}")
             if shown["text"] != text:
@@ -699,24 +544,29 @@ class Check:
                                 f"{'stdout' if status == 0 else 'stderr'}: {first_difference(shown['text'], text)}")
             if name == "malformed" and status == 0:
                 self.fail(page, f"{where}: the native program accepted {values}")
-            if status == 0:
-                drawn = {figure["name"]: figure["svg"] for figure in shown["figures"]}
-                if sorted(drawn) != sorted(figures):
-                    self.fail(page, f"{where}: figures {sorted(drawn)}, the native program writes {sorted(figures)}")
-                for figure in shown["figures"]:
-                    if not figure["loaded"]:
-                        self.fail(page, f"{where}: the figure {figure['name']} was not drawn")
-                    elif figure["name"] in figures and figure["svg"] != figures[figure["name"]]:
-                        self.fail(page, f"{where}: the figure {figure['name']} differs from the native one: "
-                                        f"{first_difference(figure['svg'], figures[figure['name']])}")
-                if shown["stale"]:
-                    self.fail(page, f"{where}: the figures are still marked as an earlier run's")
-                order = [name for name in drawn if name in shown["pageFigures"]]
-                if order != [name for name in shown["pageFigures"] if name in drawn]:
-                    self.fail(page, f"{where}: the panel shows the figures as {order}, the chapter shows them as "
-                                    f"{[name for name in shown['pageFigures'] if name in drawn]}")
-            elif shown["figures"] and not shown["stale"]:
+            self.check_panel_figures(page, where, shown, status, figures)
+
+    def check_panel_figures(self, page, where, shown, status, figures):
+        """The panel's figures after a run: the native program's, in the chapter's order, or marked stale."""
+        if status != 0:
+            if shown["figures"] and not shown["stale"]:
                 self.fail(page, f"{where}: after an error the figures are not marked as the last good run's")
+            return
+        drawn = {figure["name"]: figure["svg"] for figure in shown["figures"]}
+        if sorted(drawn) != sorted(figures):
+            self.fail(page, f"{where}: figures {sorted(drawn)}, the native program writes {sorted(figures)}")
+        for figure in shown["figures"]:
+            if not figure["loaded"]:
+                self.fail(page, f"{where}: the figure {figure['name']} was not drawn")
+            elif figure["name"] in figures and figure["svg"] != figures[figure["name"]]:
+                self.fail(page, f"{where}: the figure {figure['name']} differs from the native one: "
+                                f"{first_difference(figure['svg'], figures[figure['name']])}")
+        if shown["stale"]:
+            self.fail(page, f"{where}: the figures are still marked as an earlier run's")
+        order = [name for name in drawn if name in shown["pageFigures"]]
+        if order != [name for name in shown["pageFigures"] if name in drawn]:
+            self.fail(page, f"{where}: the panel shows the figures as {order}, the chapter shows them as "
+                            f"{[name for name in shown['pageFigures'] if name in drawn]}")
 
     def check_panel_fields(self, page, how, labels):
         """Each field is named by its option (never split over two rows) and a short meaning;
@@ -731,21 +581,6 @@ class Check:
                 self.fail(page, f"{where}: the label {field['text']!r} is not a short meaning")
             if field["hint"] and (len(field["hint"]) <= 2 or field["hint"] == field["text"]):
                 self.fail(page, f"{where}: the hint {field['hint']!r} says nothing the label does not")
-
-    def check_file_playgrounds(self):
-        """Every panel from file://, one load per page (the served panels are checked with their pages)."""
-        if not self.panel_pages:
-            return
-        if not self.programs or not os.path.isdir(self.programs):
-            self.fail("playground", f"the native programs (--programs {self.programs}) are missing")
-            return
-        self.file_mode = True
-        for page in self.panel_pages:
-            if self.out_of_time(f"{page} (file:// panel)"):
-                break
-            self.check_playground(page, "file://" + os.path.join(self.book, page), "file://")
-            self.drain_logs(page)
-        self.file_mode = False
 
     def screenshot_playground(self, page, name, width, phone=False):
         """The page's panel after a reader's own run (four tokens, causal), as an element screenshot."""
@@ -775,18 +610,7 @@ class Check:
         """The book's own index.html, at the top of its folder, leads to the front page."""
         try:
             self.driver.get(self.url("index.html"))
-            landed = self.driver.execute_async_script(
-                """
-                const done = arguments[arguments.length - 1];
-                const started = Date.now();
-                (function wait() {
-                  if (location.pathname.endsWith('/docs/index.html') || Date.now() - started > 10000) {
-                    done(location.pathname);
-                  } else {
-                    setTimeout(wait, 50);
-                  }
-                })();
-                """)
+            landed = self.driver.execute_async_script(WAIT_FOR_FRONT_PAGE)
         except (TimeoutException, WebDriverException) as error:
             self.fail("index.html", f"the book's index.html did not open: {str(error).splitlines()[0]}")
             return
@@ -795,41 +619,31 @@ class Check:
         self.drain_logs("index.html")
 
     def check_figures(self):
-        """Each SVG figure on its own: every text inside the drawing."""
-        for url in sorted(self.figures):
-            name = urllib.parse.urlsplit(url).path.lstrip("/")
-            if self.out_of_time(name):
-                return
-            try:
-                self.driver.get(url)
-                outside = self.driver.execute_script(TEXT_OUTSIDE)
-            except (TimeoutException, WebDriverException) as error:
-                self.fail(name, f"the figure did not open: {str(error).splitlines()[0]}")
-                continue
-            if outside:
+        """Each SVG figure on its own: every text inside the drawing. The figures open together, each in a
+        frame of one page of the book (a figure shown on its own asks for /favicon.ico; in a frame it does not)."""
+        if not self.figures or self.out_of_time("the figures"):
+            return
+        addresses = sorted(self.figures)
+        try:
+            self.driver.get(self.url(FIGURE_FRAMES_PAGE))
+            found = self.driver.execute_async_script(FIGURES_TEXT_OUTSIDE, addresses, TEXT_OUTSIDE)
+        except (TimeoutException, WebDriverException) as error:
+            self.fail("the figures", f"they did not open: {str(error).splitlines()[0]}")
+            return
+        for address in addresses:
+            name = urllib.parse.urlsplit(address).path.lstrip("/")
+            outside = found.get(address)
+            if outside is None:
+                self.fail(name, "the figure did not open")
+            elif outside:
                 self.fail(name, f"text runs outside the figure: {', '.join(outside[:4])}")
-            # Shown on its own, a figure has no <link rel="icon">, so Chromium asks for /favicon.ico.
-            self.drain_logs(name, ignore="/favicon.ico")
+        self.drain_logs("the figures")
 
     def check_search(self):
         page = f"search.html?q={SEARCH_TERM}"
         try:
             self.driver.get(self.url(page))
-            found = self.driver.execute_async_script(
-                """
-                const done = arguments[arguments.length - 1];
-                const started = Date.now();
-                (function wait() {
-                  const summary = document.querySelector('#search-results .search-summary, p.search-summary');
-                  const results = document.querySelectorAll('#search-results ul.search li, ul.search li');
-                  if (results.length > 0 || (summary && summary.textContent.trim() !== '' &&
-                      !/preparing|searching/i.test(summary.textContent)) || Date.now() - started > 20000) {
-                    done([results.length, summary ? summary.textContent.trim() : '']);
-                  } else {
-                    setTimeout(wait, 100);
-                  }
-                })();
-                """)
+            found = self.driver.execute_async_script(WAIT_FOR_SEARCH)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the search page did not load: {str(error).splitlines()[0]}")
             return
@@ -880,7 +694,8 @@ class Check:
             try:
                 self.driver.get_log("browser")  # what Chromium logged before the first page is not the book's
                 self.driver.get_log("performance")
-                work()
+                with self.timed("the whole pass"):
+                    work()
             finally:
                 self.driver.quit()
         except WebDriverException as error:
@@ -888,13 +703,24 @@ class Check:
         finally:
             shutil.rmtree(profile, ignore_errors=True)
 
+    def desktop_pages(self):
+        """Pages at 1280 pixels (each with its panel, served, and its audit) from the queue that both browsers
+        take from, until none is left."""
+        with self.timed("pages at desktop width"):
+            while True:
+                with self.shared.lock:
+                    page = self.shared.desktop_queue.pop(0) if self.shared.desktop_queue else None
+                if page is None or self.out_of_time(page):
+                    return
+                self.check_page(page)
+
     def desktop_pass(self, pages):
-        """At 1280 pixels: every page (with its panel, served), the figures, the front door, the search."""
-        for page in pages:
-            if self.out_of_time(page):
-                return
-            self.check_page(page)
-        self.check_figures()
+        """At 1280 pixels: the pages of the queue, then (when the other browser has finished its last one)
+        the figures they show, the front door, the search."""
+        self.desktop_pages()
+        self.shared.helper_done.wait()
+        with self.timed("figures"):
+            self.check_figures()
         if not self.out_of_time("index.html"):
             self.check_front_door()
         if not self.out_of_time("search.html"):
@@ -908,15 +734,17 @@ class Check:
             self.screenshot_playground(PLAYGROUND_PAGE, "playground.png", DESKTOP[0])
 
     def phone_pass(self, pages):
-        """Every panel from file://, then at 390 pixels: every page must fit without sideways scrolling."""
-        self.check_file_playgrounds()
+        """At 390 pixels: every page must fit without sideways scrolling; every panel from file://."""
+        if self.panel_pages and not (self.programs and os.path.isdir(self.programs)):
+            self.fail("playground", f"the native programs (--programs {self.programs}) are missing")
         self.driver.execute_cdp_cmd(
             "Emulation.setDeviceMetricsOverride",
             {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-        for page in pages:
-            if self.out_of_time(page):
-                return
-            self.check_phone_width(page)
+        with self.timed("pages at phone width"):
+            for page in pages:
+                if self.out_of_time(page):
+                    return
+                self.check_phone_page(page)
         os.makedirs(self.screenshots, exist_ok=True)
         chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
                                                                   FRONT_PAGE)
@@ -925,6 +753,10 @@ class Check:
                         phone=True)
         if PLAYGROUND_PAGE in self.panel_pages:
             self.screenshot_playground(PLAYGROUND_PAGE, f"playground-{PHONE}px.png", PHONE, phone=True)
+        # Then, at desktop width, the pages the desktop pass has not taken yet.
+        self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        self.driver.set_window_size(*DESKTOP)
+        self.desktop_pages()
 
 
 def panel_pages(book, pages):
@@ -937,14 +769,33 @@ def panel_pages(book, pages):
     return found
 
 
-def run_checks(book, port, screenshots, deadline, programs, pages, browsers):
+def css_imports(book):
+    """The relative addresses that the book's style sheets @import."""
+    found = set()
+    for folder, _, files in os.walk(os.path.join(book, "_static")):
+        for name in files:
+            if name.endswith(".css"):
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as file:
+                    found.update(re.findall(r"""@import\s+(?:url\()?["']?([^"')\s;]+)""", file.read()))
+    return sorted(name for name in found if "://" not in name and not name.startswith("/"))
+
+
+def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe_source=None):
     """The desktop pass and the phone pass, in two browsers at once (or one after the other)."""
     shared = Shared()
+    shared.css_imports = css_imports(book)
+    shared.desktop_queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(book, page)))
     panels = panel_pages(book, pages)
-    desktop = Check(book, port, screenshots, deadline, programs, shared, panels)
-    phone = Check(book, port, screenshots, deadline, programs, shared, panels)
-    passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)),
-              lambda: phone.in_browser(lambda: phone.phone_pass(pages))]
+    desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop", axe_source)
+    phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone", axe_source)
+
+    def phone_work():
+        try:
+            phone.in_browser(lambda: phone.phone_pass(pages))
+        finally:
+            shared.helper_done.set()
+
+    passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)), phone_work]
     if browsers > 1:
         threads = [threading.Thread(target=work) for work in passes]
         for thread in threads:
@@ -952,10 +803,16 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers):
         for thread in threads:
             thread.join()
     else:
+        shared.helper_done.set()  # one browser: the desktop pass takes every page itself
         for work in passes:
             work()
+    shared.native_pool.shutdown(wait=True)
     for fact in shared.playground_facts:
         print(f"playground: {fact}", flush=True)
+    for name in ("desktop", "phone"):
+        parts = sorted(((seconds, part) for (pass_name, part), seconds in shared.seconds.items() if pass_name == name),
+                       reverse=True)
+        print(f"time: the {name} pass: " + ", ".join(f"{part} {seconds:.0f} s" for seconds, part in parts), flush=True)
     if shared.first_results:
         slowest = max(shared.first_results)
         print(f"playground: the slowest panel: {slowest[2]} ({slowest[1]}), first result after {slowest[0]} ms "
@@ -970,6 +827,8 @@ def main():
     parser.add_argument("--programs", help="the native chapter programs, to compare the playground with "
                         "(default: the bin folder next to the book)")
     parser.add_argument("--time-limit", type=float, default=240, help="seconds for the whole check (default 240)")
+    parser.add_argument("--axe", help="axe-core's axe.min.js: audit every page's accessibility as it opens at desktop "
+                        "width (tools/accessibility.py), and walk chapter 7's panel with the keyboard")
     parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
                         help="run the desktop and the phone pass in two browsers at once (2, the default) or in one")
     args = parser.parse_args()
@@ -986,18 +845,27 @@ def main():
         print(f"FAIL {args.book}: the book has no index.html at the top of its folder")
         return 1
     pages = [page for page in book_pages(book) if page != "index.html"]  # the front door, checked on its own
+    axe_source = None
+    if args.axe:
+        if not os.path.isfile(args.axe):
+            print(f"FAIL setup: {args.axe} is missing; tools/setup.sh installs axe-core@{accessibility().AXE_VERSION}")
+            return 1
+        with open(args.axe, encoding="utf-8") as file:
+            axe_source = file.read()
     started = time.monotonic()
     with Server(book) as server:
         programs = os.path.abspath(args.programs or os.path.join(book, "..", "bin"))
         check = run_checks(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit,
-                           programs, pages, args.browsers)
-        for path in sorted(set(server.missing)):
+                           programs, pages, args.browsers, axe_source)
+        for path in sorted(set(server.missing) - check.shared.axe_requests):
             check.fail(path, "the browser asked for this file, but the book does not have it")
     seconds = time.monotonic() - started
     if check.failures:
         print(f"browser check: {len(check.failures)} problem(s) on {len(pages)} pages ({seconds:.0f} s)")
         return 1
-    print(f"browser check: all {len(pages)} pages passed ({seconds:.0f} s)")
+    audited = (f", accessibility audited against WCAG 2.1 AA (axe-core {accessibility().AXE_VERSION}, light and "
+               f"dark)" if axe_source else "")
+    print(f"browser check: all {len(pages)} pages passed{audited} ({seconds:.0f} s)")
     return 0
 
 

@@ -84,9 +84,15 @@ CH14_NEEDS_A_MODEL = ("wrong-vocabulary", "truncated-model", "corrupt-model", "e
 
 
 def ch15_cases(folder, program, model):
-    """Chapter 15's --layers, --heads, --steps, --text and --load: (arguments, fragment) by case."""
-    del program, model
+    """Chapter 15's --layers, --heads, --steps, --text, --load and --sequence: (arguments, fragment) by
+    case. The --sequence cases (the chapter page's panel) score the model chapter 15 saved at build time."""
+    del program
     return {
+        "sequence-without-model": (["--sequence", "abc"], "--sequence: needs --load FILE"),
+        "sequence-short": (["--load", model, "--sequence", "a"], "--sequence: expected 2 to 32 characters"),
+        "sequence-long": (["--load", model, "--sequence", "a" * 33], "--sequence: expected 2 to 32 characters"),
+        "sequence-outside": (["--load", model, "--sequence", "Xerxes @ home"],
+                             "the characters 'X', '@' are not in the model's vocabulary"),
         "layers-zero": (["--layers", "0"], "--layers: expected a whole number from 1 to 4"),
         "layers-many": (["--layers", "9"], "--layers: expected a whole number from 1 to 4"),
         "heads": (["--heads", "3"], "--heads: 3 heads do not cut d = 64 into slices of an even width"),
@@ -157,7 +163,7 @@ def main():
     parser.add_argument("--list", action="store_true", help="print the names of the cases, ';'-separated")
     parser.add_argument("--program", help="the chapter program")
     parser.add_argument("--case", help="the case to run")
-    parser.add_argument("--model", help="chapter 16: the model chapter 14 saved")
+    parser.add_argument("--model", help="chapter 16: the model chapter 14 saved; chapter 15: its own")
     args = parser.parse_args()
     if args.list:
         print(";".join(CASES[args.chapter](Folder(write=False), None, None)), end="")

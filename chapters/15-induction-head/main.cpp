@@ -488,10 +488,97 @@ std::string previous_token_text(const sa::LanguageModel& model, const std::vecto
                        needed + 1, best_head(text_previous) + 1);
 }
 
+// --sequence TEXT with --load: the saved model on the reader's own characters, repeated once
+// (the chapter page's "Try it here" panel). The model's own vocabulary decides what is allowed.
+sa::Batch sequence_batch(const sa::SavedModel& saved, const sa::Vocabulary& vocabulary, const std::string& sequence)
+{
+    const std::size_t longest = saved.model.shape.context / 2;
+    if (sequence.size() < 2 || sequence.size() > longest) {
+        throw sa::UsageError(fmt::format("--sequence: expected 2 to {} characters (twice that fills the model's "
+                                         "context of {}), got {}", longest, saved.model.shape.context,
+                                         sequence.size()));
+    }
+    std::string outside;
+    std::size_t count = 0;
+    for (const char c : sequence) {
+        const std::string label = "'" + sa::character_label(c) + "'";
+        if (vocabulary.token_of_byte[static_cast<unsigned char>(c)] < 0 && outside.find(label) == std::string::npos) {
+            outside += (outside.empty() ? "" : ", ") + label;
+            ++count;
+        }
+    }
+    if (count > 0) {
+        const bool one = count == 1;
+        throw sa::UsageError(fmt::format("--sequence: {} {} {} not in the model's vocabulary of {} characters; use "
+                                         "only characters of its training text", one ? "the character" :
+                                         "the characters", outside, one ? "is" : "are", vocabulary.characters.size()));
+    }
+    std::vector<std::size_t> tokens = sa::encode(vocabulary, sequence + sequence);
+    tokens.push_back(tokens.front());  // the character after the second copy: the third begins
+    return {{tokens.begin(), tokens.end() - 1}, {tokens.begin() + 1, tokens.end()}, 2 * sequence.size()};
+}
+
+std::string sequence_chapter(const sa::Example& example)
+{
+    const std::string& load = example.options.at("--load");
+    if (load.empty()) {
+        throw sa::UsageError("--sequence: needs --load FILE, the saved model to score on the sequence");
+    }
+    sa::SavedModel saved;
+    try {
+        saved = sa::load_safetensors(sa::read_file(load, "--load"));
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("--load {}: {}", load, error.what()));
+    }
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    const std::string& sequence = example.options.at("--sequence");
+    const sa::Batch batch = sequence_batch(saved, vocabulary, sequence);
+    const sa::LanguageModel& model = saved.model;
+    const sa::CopyScores scores = sa::copy_scores(model, batch, nullptr);
+    const int digits = example.precision;
+    const std::size_t p = sequence.size();
+    std::string text = fmt::format("Loaded {}: {} layers, d = {}, h = {}.\nSequence: {} characters, repeated once: "
+                                   "\"{}\"\n\nInduction score (period {}):\n         ", load, model.shape.layers,
+                                   model.shape.width, model.shape.heads, p, sequence + sequence, p) +
+                       head_header(model.shape.heads);
+    for (std::size_t l = 0; l < scores.induction.size(); ++l) {
+        text += fmt::format("layer {}", l) + head_row(scores.induction[l], digits);
+    }
+    // The model's first choice for each character of the second copy, made before it reads that character.
+    const sa::Matrix logits = sa::forward(model, batch.inputs, batch.window).logits;
+    std::string guessed;
+    for (std::size_t i = p - 1; i + 1 < 2 * p; ++i) {
+        std::size_t top = 0;
+        for (std::size_t t = 1; t < logits.cols(); ++t) {
+            top = logits(i, t) > logits(i, top) ? t : top;
+        }
+        guessed += vocabulary.characters[top];
+    }
+    text += fmt::format("Loss on the first copy (characters 2 to {}): {:.{}f} nats; on the second copy: {:.{}f} "
+                        "nats.\nThe second copy:           \"{}\"\nThe model's first choices: \"{}\"\n", p,
+                        scores.first_copy_loss, digits, scores.second_copy_loss, digits, sequence, guessed);
+    const std::size_t last = model.layers.size() - 1;
+    const std::vector<std::string> labels = letter_labels(vocabulary, batch.inputs);
+    sa::Report report(example);
+    report.text(text);
+    report.heatmap("sequence-stripe.svg",
+                   {.title = fmt::format("Layer {} head {} on the sequence repeated once", last,
+                                         best_head(scores.induction.back()) + 1),
+                    .values = sa::head_attention(model, last, batch.inputs)[best_head(scores.induction.back())],
+                    .row_labels = labels, .col_labels = labels, .precision = 1, .scale_label = "weight"});
+    return report.str();
+}
+
 std::string induction_chapter(const sa::Example& example)
 {
     const Options options = read_options(example);
     const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
+}
+
+    if (!example.options.at("--sequence").empty()) {
+        return sequence_chapter(example);
+    }
+    const Corpus corpus = load_corpus(example.options.at("--text"));
     const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
     const auto seed = static_cast<std::uint64_t>(example.seed);
     const Data data = read_data(corpus, vocabulary, seed);
@@ -562,7 +649,9 @@ int main(int argc, char** argv)
                     {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
                     {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
                     {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},
-                    {"--load", "FILE", "read a saved model instead of training one", ""}};
+                    {"--load", "FILE", "read a saved model instead of training one", ""},
+                    {"--sequence", "TEXT", "with --load: score the model on TEXT, 2 to 32 characters, repeated once",
+                     ""}};
     const std::string own = "the model reads the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

@@ -8,6 +8,12 @@
  * computing, parsing and formatting is the program's; this file only collects
  * fields and shows text and SVG. Everything comes from the book's own folder: no
  * network, from file:// as from a server.
+ *
+ * A chapter that reads files the build made (the King James text, a saved model) names
+ * them in its module's setup (docs/playground/playground.cmake), with the values its
+ * fields start with and the options it shows: each file comes as a script,
+ * _static/playground/NAME.data.js, and is written into the program's own file system
+ * before its first run.
  */
 (function () {
   'use strict';
@@ -38,6 +44,13 @@
     '--steps': 'Training steps',
     '--key-block': 'Keys per block',
     '--parts': 'Workers',
+    '--load': 'Saved model',
+    '--sequence': 'Sequence',
+    '--prompt': 'Prompt',
+    '--length': 'Characters to generate',
+    '--temperature': 'Temperature T',
+    '--top-k': 'Top-k',
+    '--greedy': 'Greedy choice',
   };
 
   function ownLabel(option) {
@@ -71,6 +84,21 @@
     return /^[A-Za-z0-9_\/.,=:+-]+$/.test(word) ? word : '"' + word.replace(/(["\\$`])/g, '\\$1') + '"';
   }
 
+  // One request to the program: describe it (with its panel's setup), put files into its
+  // file system, or run it. The same function runs in the worker and on the page.
+  function serve(program, request) {
+    if (request.kind === 'describe') {
+      const info = program.describe();
+      info.setup = program.bookSetup || {files: [], start: []};
+      return info;
+    }
+    if (request.kind === 'put') {
+      for (const path of Object.keys(request.files)) program.put_file(path, request.files[path]);
+      return null;
+    }
+    return program.run(request.args);
+  }
+
   // The program runs in a worker, so that the page stays usable while it computes (the
   // experiment of chapter 3 takes seconds). The worker is made from the module's own
   // source: a page opened from file:// may not start a worker from a file, but it may
@@ -82,7 +110,7 @@
     '  ready.then(function (program) {',
     '    var reply;',
     '    try {',
-    '      reply = {id: request.id, result: request.kind === "describe" ? program.describe() : program.run(request.args)};',
+    '      reply = {id: request.id, result: serve(program, request)};',
     '    } catch (error) {',
     '      reply = {id: request.id, error: String(error)};',
     '    }',
@@ -94,14 +122,15 @@
   function onPage(factory) {
     const ready = factory();
     return {
-      call: function (kind, args) {
-        return ready.then(function (program) { return kind === 'describe' ? program.describe() : program.run(args); });
+      call: function (request) {
+        return ready.then(function (program) { return serve(program, request); });
       },
     };
   }
 
   function inWorker(factory) {
-    const source = 'var _scriptDir = undefined;\nvar BookProgram = ' + factory.toString() + ';\n' + WORKER_MAIN;
+    const source = 'var _scriptDir = undefined;\nvar BookProgram = ' + factory.toString() + ';\nvar serve = ' +
+      serve.toString() + ';\n' + WORKER_MAIN;
     const worker = new Worker(URL.createObjectURL(new Blob([source], {type: 'text/javascript'})));
     const waiting = new Map();
     let next = 0;
@@ -119,14 +148,47 @@
       waiting.clear();
     };
     return {
-      call: function (kind, args) {
+      call: function (request) {
         return new Promise(function (resolve, reject) {
           const id = ++next;
           waiting.set(id, {resolve: resolve, reject: reject});
-          worker.postMessage({id: id, kind: kind, args: args || []});
+          const files = Object.values(request.files || {}).map(function (bytes) { return bytes.buffer; });
+          worker.postMessage(Object.assign({id: id}, request), files);
         });
       },
     };
+  }
+
+  // A script of the page's own folder, loaded once.
+  const scripts = new Map();
+  function loadScript(name) {
+    if (!scripts.has(name)) {
+      scripts.set(name, new Promise(function (resolve, reject) {
+        const tag = element('script', {src: modules + name + '.js', async: 'async'});
+        tag.onload = resolve;
+        tag.onerror = function () { reject(new Error('_static/playground/' + name + '.js could not be read')); };
+        document.head.appendChild(tag);
+      }));
+    }
+    return scripts.get(name);
+  }
+
+  // The files a program reads, from their scripts (NAME.data.js): {path: Uint8Array}.
+  function loadFiles(names) {
+    return Promise.all(names.map(function (name) { return loadScript(name + '.data'); })).then(function () {
+      const files = {};
+      for (const [path, entry] of Object.entries(self.BookPlaygroundFiles || {})) {
+        if ('text' in entry) {
+          files[path] = new TextEncoder().encode(entry.text);
+        } else {
+          const binary = atob(entry.base64);
+          const bytes = new Uint8Array(binary.length);
+          for (let i = 0; i < binary.length; ++i) bytes[i] = binary.charCodeAt(i);
+          files[path] = bytes;
+        }
+      }
+      return files;
+    });
   }
 
   // One script per page; every panel of the page shares its program.
@@ -134,8 +196,7 @@
   function loadProgram(program) {
     if (!loading) {
       loading = new Promise(function (resolve, reject) {
-        const tag = element('script', {src: modules + program + '.js', async: 'async'});
-        tag.onload = function () {
+        loadScript(program).then(function () {
           if (typeof window.BookProgram !== 'function') {
             reject(new Error('the module defines no program'));
             return;
@@ -146,10 +207,14 @@
           } catch (error) {
             runner = onPage(window.BookProgram);
           }
+          // The program's description, and the files it reads written into its file system.
+          runner.info = runner.call({kind: 'describe'}).then(function (info) {
+            return loadFiles(info.setup.files).then(function (files) {
+              return runner.call({kind: 'put', files: files});
+            }).then(function () { return info; });
+          });
           resolve(runner);
-        };
-        tag.onerror = function () { reject(new Error('_static/playground/' + program + '.js could not be read')); };
-        document.head.appendChild(tag);
+        }, reject);
       });
     }
     return loading;
@@ -162,7 +227,7 @@
     status.textContent = 'Loading the chapter program...';
     panel.dataset.state = 'loading';
     loadProgram(program).then(function (runner) {
-      return runner.call('describe').then(function (info) { build(panel, runner, info, status, started); });
+      return runner.info.then(function (info) { build(panel, runner, info, status, started); });
     }).catch(function (error) {
       panel.dataset.state = 'unavailable';
       status.textContent = 'The chapter program could not be loaded here (' + error.message +
@@ -170,28 +235,45 @@
     });
   }
 
-  function build(panel, runner, info, status, started) {
-    const fields = [];
-    const grid = element('div', {class: 'playground-fields'});
+  // A flag's value, as the program or the setup writes it: true, 'true' or 'on' is set.
+  function isOn(value) { return value === true || value === 'true' || value === 'on'; }
+
+  // The panel's fields: the common options the program reads, then its own (those its setup
+  // shows, or all), each with the program's default and the value the panel starts with.
+  function panelOptions(info) {
+    const start = {};
+    for (let i = 0; i + 1 < info.setup.start.length; i += 2) start[info.setup.start[i]] = info.setup.start[i + 1];
     const options = COMMON.filter(function (option) {
       return !info.unused.includes(option.name) && (option.name !== '--seed' || info.usesSeed);
     }).map(function (option) { return Object.assign({}, option, {defaultValue: info.defaults[option.name]}); });
     for (const own of info.options) {
-      options.push({name: own.name, label: ownLabel(own), hint: own.help, defaultValue: own.defaultValue});
+      if (info.setup.fields && !info.setup.fields.includes(own.name)) continue;
+      options.push({name: own.name, label: ownLabel(own), hint: own.help, defaultValue: own.defaultValue,
+                    flag: own.value === ''});
     }
     for (const option of options) {
+      option.startValue = option.name in start ? start[option.name] : option.defaultValue;
+    }
+    return options;
+  }
+
+  function build(panel, runner, info, status, started) {
+    const fields = [];
+    const grid = element('div', {class: 'playground-fields'});
+    for (const option of panelOptions(info)) {
       const id = 'playground-' + option.name.replace(/^--/, '');
       const input = option.flag
         ? element('input', {type: 'checkbox', id: id, name: option.name})
         : element('input', {type: 'text', id: id, name: option.name, spellcheck: 'false', autocomplete: 'off',
                             autocapitalize: 'off', inputmode: 'text'});
       if (option.flag) {
-        input.checked = option.defaultValue === true;
-        input.disabled = option.defaultValue === true;  // no option turns a default on again off
+        input.checked = isOn(option.startValue);
+        input.disabled = isOn(option.defaultValue);  // no option turns a default on again off
       } else {
-        input.value = String(option.defaultValue);
+        input.value = String(option.startValue);
       }
-      input.dataset.default = String(option.defaultValue);
+      input.dataset.default = String(option.startValue);  // the panel's example
+      input.dataset.programDefault = String(option.defaultValue);
       const label = element('label', {for: id}, [
         element('span', {class: 'playground-label', text: option.label + ' '}),
         element('code', {text: option.name}),
@@ -240,7 +322,7 @@
       const args = [];
       for (const {option, input} of fields) {
         if (option.flag) {
-          if (input.checked && option.defaultValue !== true) args.push(option.name);
+          if (input.checked && !isOn(option.defaultValue)) args.push(option.name);
         } else if (input.value !== String(option.defaultValue)) {
           args.push(option.name, input.value);
         }
@@ -261,7 +343,7 @@
       const args = argumentsOf();
       panel.dataset.state = 'running';
       status.textContent = 'Running...';
-      runner.call('run', args).then(function (result) {
+      runner.info.then(function () { return runner.call({kind: 'run', args: args}); }).then(function (result) {
         command.textContent = ['build/bin/' + info.name].concat(args.map(shellWord)).join(' ');
         // The whole text at once: never half a table.
         output.textContent = result.status === 0 ? result.stdout : result.stderr;
@@ -318,8 +400,8 @@
     });
     reset.addEventListener('click', function () {
       for (const {option, input} of fields) {
-        if (option.flag) input.checked = option.defaultValue === true;
-        else input.value = String(option.defaultValue);
+        if (option.flag) input.checked = isOn(option.startValue);
+        else input.value = String(option.startValue);
       }
       clearTimeout(timer);
       show();

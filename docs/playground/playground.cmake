@@ -60,24 +60,110 @@ endforeach()
 set(entry_object "${playground_dir}/obj/playground.o")
 book_playground_compile("${entry_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/playground.cpp")
 
+# The files a chapter program reads that the build made: the macro its main.cpp names the
+# file by, the path the WebAssembly program reads it at (from the in-memory root, where a
+# relative path starts too), the file itself and the name of its script, NAME.data.js (a page
+# opened from file:// may load a script, never fetch a file). A model is named by a path
+# relative to the repository's folder, as the panel's command line shows it; the browser
+# check runs the native program where build/ is the build folder.
+set(playground_files
+    "BOOK_KJV_TRAINING|/build/text/kjv-training.txt|${BOOK_KJV_TRAINING}|kjv-training"
+    "BOOK_KJV_HELD_OUT|/build/text/kjv-held-out.txt|${BOOK_KJV_HELD_OUT}|kjv-held-out"
+    "BOOK_CH14_MODEL|build/ch14/model.safetensors|${CMAKE_BINARY_DIR}/ch14/model.safetensors|ch14-model"
+    "BOOK_CH15_MODEL|build/ch15/model.safetensors|${CMAKE_BINARY_DIR}/ch15/model.safetensors|ch15-model")
+# A chapter's panel, where it is not the program's defaults on every option: the values its
+# fields start with (the panel's example), the only options of its own it shows, and the
+# files above it reads that its main.cpp does not name.
+set(playground_start_ch14-next-character --steps 50 --heads 2 --seed 7)  # its try.cmd
+set(playground_fields_ch14-next-character --steps --heads)
+set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --sequence "qzkvbjwmtfyhdgsp")
+set(playground_fields_ch15-induction-head --load --sequence)
+set(playground_reads_ch15-induction-head BOOK_CH15_MODEL)
+set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy)
+
+# book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file
+# scripts a chapter needs, from the macros its main.cpp names and its playground_reads_.
+function(book_playground_files chapter defines_var scripts_var)
+  file(READ "${CMAKE_SOURCE_DIR}/chapters/${chapter}/main.cpp" source)
+  set(defines "")
+  set(scripts "")
+  foreach(entry IN LISTS playground_files)
+    string(REPLACE "|" ";" entry "${entry}")
+    list(GET entry 0 macro)
+    list(GET entry 1 path)
+    list(GET entry 2 made)
+    list(GET entry 3 name)
+    string(FIND "${source}" "${macro}" at)
+    if(at LESS 0 AND NOT macro IN_LIST playground_reads_ch${chapter})
+      continue()
+    endif()
+    list(APPEND defines "-D${macro}=\"${path}\"")
+    list(APPEND scripts "${name}")
+    set(script "${BOOK_PLAYGROUND_DIR}/playground/${name}.data.js")
+    get_property(made_scripts GLOBAL PROPERTY book_playground_file_scripts)
+    if(NOT script IN_LIST made_scripts)
+      string(REGEX REPLACE "^build/" "/build/" memory_path "${path}")
+      add_custom_command(
+        OUTPUT "${script}"
+        COMMAND "${BOOK_PYTHON}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/file_script.py"
+                --input "${made}" --path "${memory_path}" --output "${script}"
+        DEPENDS "${made}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/file_script.py"
+        COMMENT "The playground's copy of ${name}"
+        VERBATIM)
+      set_property(GLOBAL APPEND PROPERTY book_playground_file_scripts "${script}")
+    endif()
+  endforeach()
+  set(${defines_var} "${defines}" PARENT_SCOPE)
+  set(${scripts_var} "${scripts}" PARENT_SCOPE)
+endfunction()
+
+# JSON of a list of strings, or of a list of option/value pairs.
+function(book_json_list out)
+  set(text "")
+  set(comma "")
+  foreach(item IN LISTS ARGN)
+    string(REPLACE "\\" "\\\\" item "${item}")
+    string(REPLACE "\"" "\\\"" item "${item}")
+    string(APPEND text "${comma}\"${item}\"")
+    set(comma ", ")
+  endforeach()
+  set(${out} "[${text}]" PARENT_SCOPE)
+endfunction()
+
 # Each chapter's main.cpp, unchanged: its main() is renamed so that the entry point
 # calls it, and its sa::run_program call goes through the entry point, which keeps
 # the program's options for the page and then runs the real sa::run_program.
 foreach(chapter IN LISTS BOOK_CHAPTERS)
-  if(DEFINED BOOK_BUILT_OUTPUT_ch${chapter})
-    continue()  # a chapter that trains on a text made at build time has no panel yet
+  set(program "ch${chapter}")
+  if(DEFINED BOOK_BUILT_OUTPUT_${program} AND BOOK_BUILT_OUTPUT_${program} STREQUAL "")
+    continue()  # a training chapter with no build-time run (the sanitizers' build): nothing to read
   endif()
+  book_playground_files("${chapter}" file_defines file_scripts)
   set(object "${playground_dir}/obj/ch${chapter}.o")
   book_playground_compile("${object}" "${CMAKE_SOURCE_DIR}/chapters/${chapter}/main.cpp"
-                          -Dmain=book_chapter_main -Drun_program=book_playground_run_program)
+                          -Dmain=book_chapter_main -Drun_program=book_playground_run_program ${file_defines})
+  # The panel's setup, read by playground.js from the module: the file scripts to load first,
+  # the fields' starting values and the chapter's own options shown.
+  book_json_list(files_json ${file_scripts})
+  book_json_list(start_json ${playground_start_${program}})
+  set(setup "Module['bookSetup'] = {files: ${files_json}, start: ${start_json}")
+  if(DEFINED playground_fields_${program})
+    book_json_list(fields_json ${playground_fields_${program}})
+    string(APPEND setup ", fields: ${fields_json}")
+  endif()
+  set(setup_script "${playground_dir}/obj/ch${chapter}-setup.js")
+  file(CONFIGURE OUTPUT "${setup_script}" CONTENT "// The panel's setup (docs/playground/playground.cmake).\n${setup}};\n")
   set(module "${BOOK_PLAYGROUND_DIR}/playground/ch${chapter}.js")
   add_custom_command(
     OUTPUT "${module}"
     COMMAND ${emxx} -O2 ${playground_exceptions} --bind "${entry_object}" "${object}" ${playground_library_objects}
             -sSINGLE_FILE=1 -sMODULARIZE=1 -sEXPORT_NAME=BookProgram -sALLOW_MEMORY_GROWTH=1
-            -sENVIRONMENT=web,worker,node -o "${module}"
-    DEPENDS "${entry_object}" "${object}" ${playground_library_objects}
+            -sENVIRONMENT=web,worker,node --pre-js "${setup_script}" -o "${module}"
+    DEPENDS "${entry_object}" "${object}" ${playground_library_objects} "${setup_script}"
     COMMENT "em++: linking the playground module ch${chapter}.js"
     VERBATIM)
   list(APPEND playground_modules "${module}")
 endforeach()
+# The file scripts go where the modules go (_static/playground/NAME.data.js).
+get_property(playground_file_scripts GLOBAL PROPERTY book_playground_file_scripts)
+list(APPEND playground_modules ${playground_file_scripts})

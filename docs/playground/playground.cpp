@@ -8,10 +8,13 @@
 // sa::run_program(). Parsing the options, the chapter's computation, the report and
 // the one-line errors are therefore the native program's own code path; this file
 // only turns the reader's arguments into argv and collects stdout, stderr and the
-// figures that --figures writes into the module's in-memory file system.
+// figures that --figures writes into the module's in-memory file system. A chapter that
+// reads files the build made (the King James text, a saved model) gets them from the page
+// through put_file(), at the paths its build gave it (docs/playground/playground.cmake).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -157,6 +160,19 @@ emscripten::val run(emscripten::val reader_arguments)
     return result;
 }
 
+// Writes one file the chapter program reads into the module's in-memory file system, with
+// its folders: bytes is a Uint8Array.
+void put_file(const std::string& path, const emscripten::val& bytes)
+{
+    const std::vector<std::uint8_t> data = emscripten::convertJSArrayToNumberVector<std::uint8_t>(bytes);
+    const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+    if (!folder.empty()) {
+        std::filesystem::create_directories(folder);
+    }
+    std::ofstream file(path, std::ios::binary);
+    file.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
 }  // namespace
 
 }  // namespace sa
@@ -165,4 +181,5 @@ EMSCRIPTEN_BINDINGS(book_playground)
 {
     emscripten::function("describe", &sa::describe);
     emscripten::function("run", &sa::run);
+    emscripten::function("put_file", &sa::put_file);
 }

@@ -572,13 +572,10 @@ std::string sequence_chapter(const sa::Example& example)
 std::string induction_chapter(const sa::Example& example)
 {
     const Options options = read_options(example);
-    const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
-}
-
     if (!example.options.at("--sequence").empty()) {
         return sequence_chapter(example);
     }
-    const Corpus corpus = load_corpus(example.options.at("--text"));
+    const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
     const auto seed = static_cast<std::uint64_t>(example.seed);
     const Data data = read_data(corpus, vocabulary, seed);

@@ -6,5 +6,12 @@
 if(BOOK_WORKSPACE OR CMAKE_CXX_FLAGS MATCHES "-fsanitize")
   return()
 endif()
+# The fuzzers are built with the book (again only when a source is newer), so the test's
+# time is the fuzzing itself.
+find_program(BOOK_CLANG_FOR_FUZZING clang++-14)
+if(BOOK_CLANG_FOR_FUZZING)
+  add_custom_target(book-fuzzers ALL COMMAND bash "${CMAKE_SOURCE_DIR}/tools/fuzz.sh" "${CMAKE_BINARY_DIR}/fuzz" build
+                    COMMENT "The fuzzers (tools/fuzz.sh), if a source changed" VERBATIM)
+endif()
 book_test(NAME support.fuzz-command-line LABELS fuzz PROPERTIES TIMEOUT 900
           COMMAND bash "${CMAKE_SOURCE_DIR}/tools/fuzz.sh" "${CMAKE_BINARY_DIR}/fuzz" 20)

@@ -7,6 +7,8 @@
 # writes that input to the build folder as crash-* and prints how to replay it.
 #
 # Usage: bash tools/fuzz.sh [BUILD_DIR] [SECONDS]   (defaults: build/fuzz, 20)
+#        bash tools/fuzz.sh BUILD_DIR build         (build the two fuzzers only: the book's build
+#                                                    does this, so the test spends its time fuzzing)
 # Needs the Debian packages clang-14 and libclang-rt-14-dev (tools/packages.txt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,12 +30,6 @@ if [[ ! -x "$fuzzer" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "
   "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
       -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present" "${sources[@]}" -lfmt -o "$fuzzer"
 fi
-# New inputs go to the build folder's corpus; the seeds in the source tree stay as they are.
-cd "$build"
-export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    "$build/corpus" "$root/tests/fuzz/corpus"
 
 # The model loader: any bytes given to --load are a model or a one-line refusal.
 loader="$build/load_fuzz"
@@ -46,5 +42,17 @@ if [[ ! -x "$loader" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "
   "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
       -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" "${loader_sources[@]}" -lfmt -o "$loader"
 fi
+if [[ "$seconds" == "build" ]]; then
+  exit 0
+fi
+
+# New inputs go to the build folder's corpus; the seeds in the source tree stay as they are.
+cd "$build"
+export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$build/corpus" "$root/tests/fuzz/corpus"
+
+# The model loader: any bytes given to --load are a model or a one-line refusal.
 "$loader" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     "$build/model-corpus" "$root/tests/fuzz/model-corpus"

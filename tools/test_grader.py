@@ -273,6 +273,13 @@ def old_whole_file(parts, keep):
     return "".join(out)
 
 
+def with_presentation_include(text):
+    """An old whole file's includes, with one of a header that has since moved to src/present/
+    (multi_head.cpp included cli.hpp): grading leaves it out, as the maths cannot include it."""
+    first = text.index("#include")
+    return text[:first] + '#include "cli.hpp"\n' + text[first:]
+
+
 def write_old_workspace(args):
     """The reference solutions of the chapters before OLD_CHAPTER, as a learner had them then."""
     old = lambda exercise: exercise.chapter < OLD_CHAPTER  # noqa: E731
@@ -280,7 +287,7 @@ def write_old_workspace(args):
         (args.workspace / name).unlink(missing_ok=True)
         kept = {exercise.name for exercise, _body in markers.regions(parts) if old(exercise)}
         if kept:
-            text = old_whole_file(parts, old) if name == OLD_FORM_FILE else \
+            text = with_presentation_include(old_whole_file(parts, old)) if name == OLD_FORM_FILE else \
                 workspace.file_text(name, parts, solved=True, only=kept)
             write_if_changed(args.workspace / name, text)
     return {path.name: path.read_text(encoding="utf-8") for path in args.workspace.glob("*.cpp")}

@@ -10,6 +10,7 @@ BOOK_GRADE_CHAPTER=written the learner's code where written and the book's for t
 The learner's lines keep their own file and line numbers (#line), so a compiler error names
 workspace/scores.cpp and the line the learner wrote."""
 import hashlib
+import pathlib
 
 from .book import SRC, exercise_files, markers, write_if_changed
 from .workspace import is_stub, learner_body, read_lines
@@ -55,12 +56,21 @@ def dual_region(exercise, book_path, body, body_line, workspace_path):
             f"{exercise.indent}    }}();\n", f"{exercise.indent}}}\n", back]
 
 
+def presentation_include(line):
+    """Whether an #include line names a header of the book's presentation (src/present/), which
+    the maths cannot include. A workspace made before the presentation moved there still has
+    such lines (multi_head.cpp included cli.hpp); the steps never needed them."""
+    quoted = line.split('"')
+    return len(quoted) == 3 and (SRC / "present" / pathlib.PurePosixPath(quoted[1]).name).is_file()
+
+
 def learner_includes(lines, book_lines, workspace_path):
-    """The learner's #include lines that the book's file lacks, each at its own line number."""
+    """The learner's #include lines that the book's file lacks, each at its own line number,
+    less those of the presentation's headers."""
     known = {line.strip() for line in markers.include_lines(book_lines)}
     out = []
     for index, line in enumerate(lines or []):
-        if line in markers.include_lines([line]) and line.strip() not in known:
+        if line in markers.include_lines([line]) and line.strip() not in known and not presentation_include(line):
             out += [f'#line {index + 1} "{workspace_path}"\n', line]
     return out
 

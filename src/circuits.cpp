@@ -19,8 +19,9 @@ double previous_token_score(const Matrix& weights)
     // BEGIN SOLUTION previous_token_score: chapter 15, Two layers: the induction head
     const std::size_t n = weights.rows();
     if (weights.cols() != n || n < 2) {
-        throw std::invalid_argument(fmt::format("previous_token_score: weights of {}×{}; expected a square matrix "
-                                                "of at least 2 rows", weights.rows(), weights.cols()));
+        throw std::invalid_argument(fmt::format(
+            "previous_token_score: weights of {}×{}; expected a square matrix of at least 2 rows",
+            weights.rows(), weights.cols()));
     }
     double total = 0.0;
     for (std::size_t i = 1; i < n; ++i) {
@@ -37,9 +38,9 @@ double induction_score(const Matrix& weights, std::size_t period)
     // BEGIN SOLUTION induction_score: chapter 15, Two layers: the induction head
     const std::size_t n = weights.rows();
     if (weights.cols() != n || period == 0 || period >= n) {
-        throw std::invalid_argument(fmt::format("induction_score: weights of {}×{} and a period of {}; expected a "
-                                                "square matrix and a period from 1 to rows − 1",
-                                                weights.rows(), weights.cols(), period));
+        throw std::invalid_argument(fmt::format(
+            "induction_score: weights of {}×{} and a period of {}; expected a square matrix "
+            "and a period from 1 to rows − 1", weights.rows(), weights.cols(), period));
     }
     double total = 0.0;
     for (std::size_t i = period; i < n; ++i) {
@@ -67,8 +68,9 @@ std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters,
                                         std::size_t length, SplitMix64& generator)
 {
     if (period == 0 || letters.size() < period) {
-        throw std::invalid_argument(fmt::format("cycled_letters: {} distinct letters asked from {}; ask for at "
-                                                "least 1 and at most as many as there are", period, letters.size()));
+        throw std::invalid_argument(fmt::format(
+            "cycled_letters: {} distinct letters asked from {}; ask for at least 1 "
+            "and at most as many as there are", period, letters.size()));
     }
     std::vector<std::size_t> shuffled = letters;
     for (std::size_t k = 0; k < period; ++k) {
@@ -86,8 +88,9 @@ std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letter
                                           SplitMix64& generator)
 {
     if (distinct == 0 || letters.size() < distinct) {
-        throw std::invalid_argument(fmt::format("repeated_letters: {} distinct letters asked from {}; ask for at "
-                                                "least 1 and at most as many as there are", distinct, letters.size()));
+        throw std::invalid_argument(fmt::format(
+            "repeated_letters: {} distinct letters asked from {}; ask for at least 1 "
+            "and at most as many as there are", distinct, letters.size()));
     }
     return cycled_letters(letters, distinct, 2 * distinct + 1, generator);
 }
@@ -121,10 +124,10 @@ Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std:
 {
     if (tokens.size() <= window || (mix.every != 0 && (mix.shortest == 0 || mix.shortest > mix.longest ||
                                                        mix.longest > window || letters.size() < mix.longest))) {
-        throw std::invalid_argument(fmt::format("mixed_batch: a window of {} over {} characters, {} letters and "
-                                                "periods from {} to {}; the text must be longer than a window, and "
-                                                "the periods from 1 up to the window and the letters",
-                                                window, tokens.size(), letters.size(), mix.shortest, mix.longest));
+        throw std::invalid_argument(fmt::format(
+            "mixed_batch: a window of {} over {} characters, {} letters and periods from {} to {}; "
+            "the text must be longer than a window, and the periods from 1 up to the window "
+            "and the letters", window, tokens.size(), letters.size(), mix.shortest, mix.longest));
     }
     Batch batch{{}, {}, window};
     for (std::size_t w = 0; w < count; ++w) {
@@ -145,8 +148,8 @@ Matrix ablated_layer_forward(const AttentionLayer& layer, const Matrix& input, s
 {
     // BEGIN SOLUTION ablated_layer_forward: chapter 15, Two layers: the induction head
     if (head >= heads) {
-        throw std::invalid_argument(fmt::format("ablated_layer_forward: head {} of {}; heads count from 0", head,
-                                                heads));
+        throw std::invalid_argument(
+            fmt::format("ablated_layer_forward: head {} of {}; heads count from 0", head, heads));
     }
     LayerTrace local;
     LayerTrace& t = trace != nullptr ? *trace : local;

@@ -378,7 +378,7 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     for (std::size_t h = 0; h < 4; ++h) {
         const sa::HeadAblation ablation{0, h};
         cut.push_back(sa::copy_scores(model, test, &ablation));
-        CHECK_THAT(output, Contains(fmt::format("  head {}     {:>20.3f}  {:>16.3f}\n", h + 1,
+        CHECK_THAT(output, Contains(fmt::format("  head {}     {:>20.3f}  {:>16.3f}\n", h,
                                                 top(cut[h].induction[1]), cut[h].second_copy_loss)));
         if (top(cut[h].induction[1]) < lowest) {
             lowest = top(cut[h].induction[1]);
@@ -389,7 +389,7 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
         sa::previous_token_scores(model, sa::even_batch(held_out, 128, 64));
     CHECK_THAT(output, Contains("held-out text  " + row(text_previous[0])));
     CHECK_THAT(output, Contains("test letters   " + row(whole.previous[0])));
-    CHECK_THAT(output, Contains(fmt::format("Zeroing layer-0 head {} lowers the score most", needed + 1)));
+    CHECK_THAT(output, Contains(fmt::format("Zeroing layer-0 head {} lowers the score most", needed)));
     const sa::Batch measured = sa::even_batch(held_out, 128, 64);
     const double with_mix = sa::evaluate(model, measured);
     const double without = sa::evaluate(plain, measured);

@@ -150,8 +150,8 @@ void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const 
     }
     const std::vector<sa::Matrix> weights = sa::head_attention(model, 0, tokens);
     for (std::size_t h = 0; h < weights.size(); ++h) {
-        report.heatmap(fmt::format("head-{}.svg", h + 1),
-                       {.title = fmt::format("Head {} on a held-out verse", h + 1), .values = weights[h],
+        report.heatmap(fmt::format("head-{}.svg", h),
+                       {.title = fmt::format("Head {} on a held-out verse", h), .values = weights[h],
                         .row_labels = labels, .col_labels = labels, .precision = 1, .scale_label = "weight"});
     }
 }

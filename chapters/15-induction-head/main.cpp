@@ -162,7 +162,7 @@ std::string head_header(std::size_t heads)
 {
     std::string row;
     for (std::size_t h = 0; h < heads; ++h) {
-        row += fmt::format("  head {}", h + 1);
+        row += fmt::format("  head {}", h);
     }
     return row + "\n";
 }
@@ -223,7 +223,7 @@ std::string ablation_text(const sa::LanguageModel& model, const Data& data, cons
         const sa::HeadAblation ablation{0, h};
         const sa::CopyScores scores = sa::copy_scores(model, data.test, &ablation);
         const double score = best(scores.induction.back());
-        text += fmt::format("  head {}     {:>20.{}f}  {:>16.{}f}\n", h + 1, score, digits, scores.second_copy_loss,
+        text += fmt::format("  head {}     {:>20.{}f}  {:>16.{}f}\n", h, score, digits, scores.second_copy_loss,
                             digits);
         if (score < lowest) {
             lowest = score;
@@ -251,12 +251,12 @@ void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const 
     const std::size_t last = model.layers.size() - 1;
     report.heatmap("induction-stripe.svg",
                    {.title = fmt::format("Layer {} head {} on 32 random letters repeated once", last,
-                                         induction_head + 1),
+                                         induction_head),
                     .values = sa::head_attention(model, last, tokens)[induction_head], .row_labels = labels,
                     .col_labels = labels, .precision = 1, .scale_label = "weight"});
     report.heatmap("previous-token-head.svg",
                    {.title = fmt::format("Layer 0 head {}, the head the circuit needs, on the same letters",
-                                         needed + 1),
+                                         needed),
                     .values = sa::head_attention(model, 0, tokens)[needed], .row_labels = labels,
                     .col_labels = labels, .precision = 1, .scale_label = "weight"});
 }
@@ -485,7 +485,7 @@ std::string previous_token_text(const sa::LanguageModel& model, const std::vecto
            head_row(whole.previous[0], digits) +
            fmt::format("Zeroing layer-0 head {} lowers the score most; the best previous-token head on text is "
                        "head {}.\n\n",
-                       needed + 1, best_head(text_previous) + 1);
+                       needed, best_head(text_previous));
 }
 
 // --sequence TEXT with --load: the saved model on the reader's own characters, repeated once
@@ -563,7 +563,7 @@ std::string sequence_chapter(const sa::Example& example)
     report.text(text);
     report.heatmap("sequence-stripe.svg",
                    {.title = fmt::format("Layer {} head {} on the sequence repeated once", last,
-                                         best_head(scores.induction.back()) + 1),
+                                         best_head(scores.induction.back())),
                     .values = sa::head_attention(model, last, batch.inputs)[best_head(scores.induction.back())],
                     .row_labels = labels, .col_labels = labels, .precision = 1, .scale_label = "weight"});
     return report.str();

@@ -55,7 +55,7 @@ struct DecodedStep {
 /// \brief How a character is chosen from the logits.
 struct SamplingRule {
     bool greedy = false;     ///< take the largest logit (the other fields are then not read)
-    double temperature = 1;  ///< T, above 0
+    double temperature = 1;  ///< τ, above 0
     std::size_t top_k = 0;   ///< k, from 1 to V; 0 means V
 };
 

@@ -15,19 +15,19 @@ namespace sa {
 /// \throws std::invalid_argument if there are no logits
 [[nodiscard]] std::size_t greedy_choice(const std::vector<double>& logits);
 
-/// \brief The probabilities a rule draws from: \f$ p_j = e^{(z_j - z_{\max})/T} / \sum_i e^{(z_i - z_{\max})/T} \f$
+/// \brief The probabilities a rule draws from: \f$ p_j = e^{(z_j - z_{\max})/\tau} / \sum_i e^{(z_i - z_{\max})/\tau} \f$
 ///        over the \p top_k largest logits, and 0 for every other character.
 ///
-/// The largest logit is subtracted before the division by T, so every exponent is at most 0 and no
-/// temperature above 0 overflows: as T falls, every logit below the largest gets an exponent that
+/// The largest logit is subtracted before the division by τ, so every exponent is at most 0 and no
+/// temperature above 0 overflows: as τ falls, every logit below the largest gets an exponent that
 /// runs to \f$ -\infty \f$ and a probability that runs to 0. The k kept are the k largest; among
 /// equal logits the lower index comes first. The sums run over the characters in their order, so
-/// top_k = V gives the plain softmax of z / T bit for bit.
+/// top_k = d_vocab gives the plain softmax of z / τ bit for bit.
 /// \param logits z, one per character, at least one
-/// \param temperature T, above 0
+/// \param temperature τ, above 0
 /// \param top_k k, from 1 to the number of logits
 /// \return p, one per character, summing to 1 up to rounding
-/// \throws std::invalid_argument for no logits, T not above 0 (or not a number), or k outside 1..V
+/// \throws std::invalid_argument for no logits, τ not above 0 (or not a number), or k outside 1..d_vocab
 [[nodiscard]] std::vector<double> rule_probabilities(const std::vector<double>& logits, double temperature,
                                                      std::size_t top_k);
 
@@ -46,7 +46,7 @@ namespace sa {
 /// \brief One character from logits: rule_probabilities() with the temperature and the top-k, then
 ///        inverse_cdf_draw() with the uniform number.
 /// \param logits z, one per character
-/// \param temperature T, above 0
+/// \param temperature τ, above 0
 /// \param top_k k, from 1 to the number of logits
 /// \param uniform u, in [0, 1)
 /// \return the drawn character

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <utility>
 #include <stdexcept>
 #include <vector>
 
@@ -109,12 +110,12 @@ TEST_CASE("The inverse-CDF draw on hand-made probabilities", "[ch16]")
 TEST_CASE("Temperature and top-k on hand-made logits", "[ch16]")
 {
     const std::vector<double> z{std::log(1.0), std::log(2.0), std::log(3.0), std::log(4.0)};
-    INFO("T = 1: p_j = e^{z_j} / sum = j / 10");
+    INFO("τ = 1: p_j = e^{z_j} / sum = j / 10");
     const std::vector<double> p1 = sa::rule_probabilities(z, 1.0, 4);
     for (std::size_t j = 0; j < 4; ++j) {
         CHECK_THAT(p1[j], Catch::Matchers::WithinAbs(static_cast<double>(j + 1) / 10.0, 1e-15));
     }
-    INFO("T = 2: p_j is proportional to e^{z_j / 2} = sqrt(j)");
+    INFO("τ = 2: p_j is proportional to e^{z_j / 2} = sqrt(j)");
     const double roots = 1.0 + std::sqrt(2.0) + std::sqrt(3.0) + 2.0;
     const std::vector<double> p2 = sa::rule_probabilities(z, 2.0, 4);
     for (std::size_t j = 0; j < 4; ++j) {
@@ -151,7 +152,7 @@ TEST_CASE("Temperature toward 0 and top-k = 1 both equal the greedy choice", "[c
                 gap = std::fmin(gap, z[best] - z[j]);
             }
         }
-        INFO("lead of the largest logit " << gap << ": at T = 1e-12 every other exponent is below -gap/T");
+        INFO("lead of the largest logit " << gap << ": at τ = 1e-12 every other exponent is below -gap/τ");
         REQUIRE(gap > 1e-9);  // e^{-1000} underflows to 0, so the greedy character has p = 1
         for (const double u : {0.0, 0.3, 0.999999, generator.uniform()}) {
             CHECK(sa::sample_character(z, 1e-12, 63, u) == best);
@@ -226,7 +227,7 @@ TEST_CASE("Generation with and without the cache gives the same characters", "[c
     const std::vector<std::size_t> prompt{1, 2, 3};
     for (const sa::SamplingRule rule : {sa::SamplingRule{true, 1.0, 0}, sa::SamplingRule{false, 1.0, 0},
                                         sa::SamplingRule{false, 0.5, 3}, sa::SamplingRule{false, 2.0, 11}}) {
-        INFO("greedy " << rule.greedy << ", T = " << rule.temperature << ", k = " << rule.top_k);
+        INFO("greedy " << rule.greedy << ", τ = " << rule.temperature << ", k = " << rule.top_k);
         const std::vector<std::size_t> with = sa::generate(model, prompt, 25, rule, 7, true);
         CHECK(with.size() == 25);
         CHECK(with == sa::generate(model, prompt, 25, rule, 7, false));
@@ -312,26 +313,14 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
     }
 }
 
-TEST_CASE("The induction head at work: chapter 15's model on a rare name recomputed", "[.ch16-run][support]")
+namespace {
+
+// Chapter 15's circuit found as that chapter finds it: the layer-1 head whose weights, window by
+// window on the 16 test sequences (seed 2018), average the highest induction score, and the
+// layer-0 head whose zeroing leaves the lowest best layer-1 score.
+std::pair<std::size_t, std::size_t> chapter_15_circuit(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                                                       double& score)
 {
-    const std::string output = read_all(BOOK_CH16_OUTPUT);
-    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH15_MODEL));
-    const sa::LanguageModel& model = saved.model;
-    REQUIRE(model.layers.size() == 2);
-    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
-    const std::string prompt = "Then came Chedorlaomer the king, Ched";
-    INFO("greedy, recomputed without the cache: 8 characters, the length of 'orlaomer'");
-    const std::string wrote =
-        sa::decode(vocabulary, sa::generate(model, sa::encode(vocabulary, prompt), 8, {.greedy = true}, 0, false));
-    CHECK_THAT(output, Catch::Matchers::Contains("  " + prompt + "[" + wrote + "]\n"));
-    std::size_t copied = 0;
-    while (copied < 8 && wrote[copied] == std::string("orlaomer")[copied]) {
-        ++copied;
-    }
-    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("the model wrote '{}': the first {} of 8 letters copied.",
-                                                             wrote, copied)));
-    // The induction head: the layer-1 head whose weights, window by window on chapter 15's 16 test
-    // sequences (seed 2018), average the highest induction score.
     sa::SplitMix64 test_generator(2018);
     const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);
     std::vector<double> scores(model.shape.heads, 0.0);
@@ -343,23 +332,76 @@ TEST_CASE("The induction head at work: chapter 15's model on a rare name recompu
             scores[h] += sa::induction_score(heads[h], 32) / 16.0;
         }
     }
-    const auto head = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
-    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("Layer 1 head {} (induction score {:.3f} on",
-                                                             head + 1, scores[head])));
-    INFO("the prompt's last position is 36; the letter after the first 'Ched' is at 10 + 4 = 14");
-    const sa::Matrix a = sa::head_attention(model, 1, sa::encode(vocabulary, prompt))[head];
-    std::vector<std::size_t> places(37);
-    for (std::size_t j = 0; j < 37; ++j) {
-        places[j] = j;
+    const auto induction = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    score = scores[induction];
+    std::size_t needed = 0;
+    double lowest = 2.0;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const sa::HeadAblation ablation{0, h};
+        const std::vector<double> cut = sa::copy_scores(model, test, &ablation).induction.at(1);
+        const double best = *std::max_element(cut.begin(), cut.end());
+        needed = best < lowest ? h : needed;
+        lowest = std::min(best, lowest);
     }
-    std::stable_sort(places.begin(), places.end(), [&](std::size_t x, std::size_t y) { return a(36, x) > a(36, y); });
-    for (std::size_t r = 0; r < 3; ++r) {
-        const std::size_t j = places[r];
-        CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:.3f} on position {:>2}, '{}', after '{}'\n",
-                                                                 a(36, j), j, sa::character_label(prompt[j]),
-                                                                 sa::character_label(prompt[j - 1]))));
+    return {induction, needed};
+}
+
+}  // namespace
+
+TEST_CASE("The induction head at work: chapter 15's model on a rare name recomputed", "[.ch16-run][support]")
+{
+    const std::string output = read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH15_MODEL));
+    const sa::LanguageModel& model = saved.model;
+    REQUIRE(model.layers.size() == 2);
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    double score = 0.0;
+    const auto [induction, needed] = chapter_15_circuit(model, vocabulary, score);
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("layer 1 head {} (induction score {:.3f}) reads layer 0 "
+                                                             "head {}.", induction, score, needed)));
+    struct Case {
+        std::string name, prompt;
+        std::size_t shown;
+    };
+    const std::vector<Case> cases{{"Jaqxbuvmwfzk", "Jaqxbuvmwfzk Jaq", 3},
+                                  {"Jaqxbuvmwfzk", "Jaqxbuvmwfzk, Jaq", 3},
+                                  {"Jaqxbuvmwfzk", "Then came Jaqxbuvmwfzk the king, Jaq", 3},
+                                  {"Chedorlaomer", "Chedorlaomer Ched", 4},
+                                  {"Chedorlaomer", "Then came Chedorlaomer the king, Ched", 4}};
+    std::vector<std::size_t> copied_by_case;
+    for (const Case& c : cases) {
+        INFO(c.prompt << ": greedy, recomputed without the cache, as many characters as the name has left");
+        const std::size_t rest = c.name.size() - c.shown;
+        const std::vector<std::size_t> tokens = sa::encode(vocabulary, c.prompt);
+        const std::string wrote = sa::decode(vocabulary, sa::generate(model, tokens, rest, {.greedy = true}, 0, false));
+        std::size_t copied = 0;
+        while (copied < rest && wrote[copied] == c.name[c.shown + copied]) {
+            ++copied;
+        }
+        copied_by_case.push_back(copied);
+        INFO("the copy place is the letter after the name's first letters in its first occurrence; the layer-0 "
+             "head's weight there on the letter before it is what it writes into that place's key");
+        const std::size_t last = tokens.size() - 1;
+        const std::size_t place = c.prompt.find(c.name) + c.shown;
+        const sa::Matrix a1 = sa::head_attention(model, 1, tokens)[induction];
+        const sa::Matrix a0 = sa::head_attention(model, 0, tokens)[needed];
+        CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:<48} {:>2} of {:<2} {:>14.3f} {:>17.3f}\n",
+                                                                 c.prompt + "[" + wrote + "]", copied, rest,
+                                                                 a1(last, place), a0(place, place - 1))));
+        std::size_t top = 0;
+        for (std::size_t j = 0; j <= last; ++j) {
+            top = a1(last, j) > a1(last, top) ? j : top;
+        }
+        CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {}: position {}, '{}', after '{}'\n", c.prompt, top,
+                                                                 sa::character_label(c.prompt[top]),
+                                                                 top == 0 ? "(none)"
+                                                                          : sa::character_label(c.prompt[top - 1]))));
     }
-    CHECK(prompt[14] == 'o');
-    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("and {:.3f} on position 14, 'o', the name's next letter",
-                                                             a(36, 14))));
+    INFO("the made-up name alone: the model completes it by copying, every letter of the 9 left");
+    CHECK(copied_by_case[0] == 9);
+    INFO("inside a verse it copies none of either name, and none of the real name even alone: the failures "
+         "the chapter describes");
+    CHECK(copied_by_case[2] == 0);
+    CHECK(copied_by_case[3] == 0);
+    CHECK(copied_by_case[4] == 0);
 }

@@ -113,7 +113,7 @@ def ch16_cases(folder, program, model):
     return {
         "temperature-zero": (["--temperature", "0"], "--temperature: expected a number above 0"),
         "temperature-negative": (["--temperature", "-1"], "ask for it with --greedy"),
-        "temperature-not-a-number": (["--temperature", "warm"], "got 'warm'; T -> 0 is the greedy choice"),
+        "temperature-not-a-number": (["--temperature", "warm"], "got 'warm'; τ -> 0 is the greedy choice"),
         "temperature-nan": (["--temperature", "nan"], "--temperature: expected a number above 0"),
         "top-k-zero": (["--top-k", "0"], "--top-k: expected a whole number from 1 to d_vocab = 63"),
         "top-k-past-vocabulary": (["--top-k", "64"], "--top-k: expected a whole number from 1 to d_vocab = 63"),

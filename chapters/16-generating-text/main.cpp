@@ -49,7 +49,7 @@ double temperature_option(const sa::Example& example)
     const double t = std::strtod(text.c_str(), &end);
     if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(t) || t <= 0.0 || t > 100.0) {
         throw sa::UsageError(fmt::format("--temperature: expected a number above 0 and at most 100, got '{}'; "
-                                         "T -> 0 is the greedy choice, ask for it with --greedy", text));
+                                         "τ -> 0 is the greedy choice, ask for it with --greedy", text));
     }
     return t;
 }
@@ -123,8 +123,8 @@ std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary&
         listed[order[r]] = true;
     }
     std::string text = fmt::format("One step: the character after the prompt. The {} most likely, in the "
-                                   "vocabulary's order;\nc sums p (T = 1) over every character up to this one.\n"
-                                   "  char   logit   p (T = 1)       c   p (T = {})   p (top-{})\n",
+                                   "vocabulary's order;\nc sums p (τ = 1) over every character up to this one.\n"
+                                   "  char   logit   p (τ = 1)       c   p (τ = {})   p (top-{})\n",
                                    table_rows, table_temperature, table_top_k);
     double cumulative = 0.0;
     for (std::size_t j = 0; j < v; ++j) {
@@ -138,9 +138,9 @@ std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary&
     const auto label = [&](std::size_t token) { return "'" + sa::character_label(vocabulary.characters[token]) + "'"; };
     text += fmt::format("The seed's first uniform number: u = {:.{}f}.\n"
                         "  greedy (the largest logit):                 {}\n"
-                        "  T = 1, the first c above u:                 {}\n"
-                        "  T = {}, the same u on its own sums:        {}\n"
-                        "  top-{}, T = 1, the same u on its own sums:   {}\n\n",
+                        "  τ = 1, the first c above u:                 {}\n"
+                        "  τ = {}, the same u on its own sums:        {}\n"
+                        "  top-{}, τ = 1, the same u on its own sums:   {}\n\n",
                         u, digits, label(sa::greedy_choice(z)), label(sa::inverse_cdf_draw(plain, u)),
                         table_temperature, label(sa::inverse_cdf_draw(cooled, u)), table_top_k,
                         label(sa::inverse_cdf_draw(cut, u)));
@@ -152,7 +152,7 @@ std::string rule_text(const sa::SamplingRule& rule, std::size_t v, std::int64_t 
     if (rule.greedy) {
         return "greedy";
     }
-    return fmt::format("T = {}, top-{}{}, seed {}", rule.temperature, rule.top_k,
+    return fmt::format("τ = {}, top-{}{}, seed {}", rule.temperature, rule.top_k,
                        rule.top_k == v ? " (every character)" : "", seed);
 }
 
@@ -208,13 +208,15 @@ double bucket_loss(const sa::Matrix& z, const std::vector<std::size_t>& targets,
     return total / static_cast<double>(count);
 }
 
-// The measured speed is a fact about the machine, not the model: it goes to a file of its own, at the
-// lengths the chapter uses, never to the checked output.
-void write_speed(const std::string& path, const sa::LanguageModel& model, const std::vector<std::size_t>& prompt,
-                 const sa::SamplingRule& rule, std::int64_t seed)
+// The measured speed is a fact about the machine, not the model: it goes to a file of its own and,
+// with --figures, to a plot, at the lengths the chapter uses, never to the checked output.
+void write_speed(const std::string& path, const sa::Report& report, const sa::LanguageModel& model,
+                 const std::vector<std::size_t>& prompt, const sa::SamplingRule& rule, std::int64_t seed)
 {
     std::string text = "Measured on the machine that built this copy: characters generated per second.\n"
                        "  length   with the cache   recomputing   ratio\n";
+    sa::Series cached_speed{.name = "with the KV cache"};
+    sa::Series full_speed{.name = "recomputing the text at every step"};
     for (const std::size_t length : {std::size_t{30}, std::size_t{120}, max_length}) {
         std::array<double, 2> seconds{};
         for (const bool cached : {true, false}) {
@@ -227,12 +229,21 @@ void write_speed(const std::string& path, const sa::LanguageModel& model, const 
         const double n = static_cast<double>(length);
         text += fmt::format("  {:>6}   {:>14.0f}   {:>11.0f}   {:>5.1f}\n", length, n / seconds[0], n / seconds[1],
                             seconds[1] / seconds[0]);
+        cached_speed.x.push_back(n);
+        cached_speed.y.push_back(n / seconds[0]);
+        full_speed.x.push_back(n);
+        full_speed.y.push_back(n / seconds[1]);
     }
     std::ofstream out(path);
     out << text;
     if (!out) {
         throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
     }
+    report.line_plot("measured-speed.svg",
+                     {.title = "Generation speed, measured on the machine that built this copy",
+                      .x_label = "characters generated", .y_label = "characters per second",
+                      .series = {cached_speed, full_speed}, .log_x = true, .log_y = true, .log_x_base = 10,
+                      .log_y_base = 10});
 }
 
 //> past-context
@@ -264,74 +275,115 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
 }
 //< past-context
 
-// The layer-1 head with the best induction score on chapter 15's test letters (16 of 32 distinct
-// letters repeated once, drawn with that chapter's seed 2018), and its score.
-std::pair<std::size_t, double> induction_head(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary)
+// Chapter 15's circuit, found as that chapter finds it on its test letters (16 of 32 distinct
+// letters repeated once, seed 2018): the layer-1 head with the best induction score, and the
+// layer-0 head whose zeroing leaves the lowest best score.
+struct Circuit {
+    std::size_t induction = 0;  // the layer-1 head
+    double score = 0.0;         // its induction score
+    std::size_t needed = 0;     // the layer-0 head it reads
+};
+
+Circuit find_circuit(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary)
 {
     sa::SplitMix64 test_generator(2018);
     const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);
     const std::vector<double> scores = sa::copy_scores(model, test, nullptr).induction.at(1);
-    const auto top = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
-    return {top, scores[top]};
-}
-
-// Where one row of a head's weights puts most: its three largest weights, with the character at each
-// place and the one before it.
-std::string strongest_places(const sa::Matrix& weights, std::size_t row, const std::string& text, int digits)
-{
-    std::vector<std::size_t> places(row + 1);
-    std::iota(places.begin(), places.end(), std::size_t{0});
-    std::stable_sort(places.begin(), places.end(),
-                     [&](std::size_t a, std::size_t b) { return weights(row, a) > weights(row, b); });
-    std::string out;
-    for (std::size_t r = 0; r < std::min<std::size_t>(3, places.size()); ++r) {
-        const std::size_t j = places[r];
-        out += fmt::format("  {:.{}f} on position {:>2}, '{}', after '{}'\n", weights(row, j), digits, j,
-                           sa::character_label(text[j]), j == 0 ? "(none)" : sa::character_label(text[j - 1]));
+    Circuit circuit;
+    circuit.induction = static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    circuit.score = scores[circuit.induction];
+    double lowest = 2.0;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const sa::HeadAblation ablation{0, h};
+        const std::vector<double> cut = sa::copy_scores(model, test, &ablation).induction.at(1);
+        const double best = *std::max_element(cut.begin(), cut.end());
+        if (best < lowest) {
+            lowest = best;
+            circuit.needed = h;
+        }
     }
-    return out;
+    return circuit;
 }
 
 //> induction-demo
-// Chapter 15's two-layer model copies: a prompt holds a rare name once, then its first letters again.
+// A prompt with a name written once in full and, at its end, the name's first `shown` letters again.
+struct NamePrompt {
+    std::string name;
+    std::string prompt;
+    std::size_t shown = 0;
+};
+
+// What the model does at the prompt's last position, where copying would write the name's next letter.
+struct CopyStep {
+    std::string wrote;          // its greedy continuation, as long as the rest of the name
+    std::size_t copied = 0;     // how many letters of the rest of the name it wrote, from the first
+    double on_copy = 0.0;       // the induction head's weight on the copy place: the letter after the
+                                // name's first `shown` letters, where they occurred before
+    double previous = 0.0;      // the layer-0 head's weight, at the copy place, on the letter before it
+    std::size_t strongest = 0;  // the place where the induction head puts the most
+};
+
+CopyStep copy_step(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const NamePrompt& p,
+                   const Circuit& circuit)
+{
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, p.prompt);
+    const std::size_t rest = p.name.size() - p.shown;
+    CopyStep step;
+    step.wrote = sa::decode(vocabulary, sa::generate(model, tokens, rest, {.greedy = true}, 0, true));
+    while (step.copied < rest && step.wrote[step.copied] == p.name[p.shown + step.copied]) {
+        ++step.copied;
+    }
+    const std::size_t last = tokens.size() - 1;
+    const std::size_t copy_place = p.prompt.find(p.name) + p.shown;
+    const sa::Matrix layer_1 = sa::head_attention(model, 1, tokens)[circuit.induction];
+    const sa::Matrix layer_0 = sa::head_attention(model, 0, tokens)[circuit.needed];
+    step.on_copy = layer_1(last, copy_place);
+    step.previous = layer_0(copy_place, copy_place - 1);
+    for (std::size_t j = 0; j <= last; ++j) {
+        step.strongest = layer_1(last, j) > layer_1(last, step.strongest) ? j : step.strongest;
+    }
+    return step;
+}
+//< induction-demo
+
+// Made-up names (letters typed at random, in no text the model read) and a rare name of the King
+// James text, alone and inside a verse.
+const std::array<NamePrompt, 5> name_prompts{{
+    {"Jaqxbuvmwfzk", "Jaqxbuvmwfzk Jaq", 3},
+    {"Jaqxbuvmwfzk", "Jaqxbuvmwfzk, Jaq", 3},
+    {"Jaqxbuvmwfzk", "Then came Jaqxbuvmwfzk the king, Jaq", 3},
+    {"Chedorlaomer", "Chedorlaomer Ched", 4},  // Genesis 14, a king of Elam
+    {"Chedorlaomer", "Then came Chedorlaomer the king, Ched", 4},
+}};
+
 std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
 {
-    const std::string name = "Chedorlaomer";  // Genesis 14: a king of Elam, named five times in the Bible
-    const std::string prompt = "Then came " + name + " the king, " + name.substr(0, 4);
     std::ifstream in(BOOK_CH15_MODEL, std::ios::binary);
     std::optional<sa::SavedModel> saved;
     if (in) {
         saved = load_model(BOOK_CH15_MODEL);
     }
     if (!saved || saved->vocabulary != vocabulary.characters || saved->model.layers.size() < 2) {
-        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n\n";
+        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n";
     }
     const sa::LanguageModel& model = saved->model;
-    const std::size_t rest = name.size() - 4;
-    const std::vector<std::size_t> copied =
-        sa::generate(model, sa::encode(vocabulary, prompt), rest, {.greedy = true}, 0, true);
-    const std::string continued = sa::decode(vocabulary, copied);
-    std::size_t right = 0;
-    while (right < rest && continued[right] == name[4 + right]) {
-        ++right;
+    const Circuit circuit = find_circuit(model, vocabulary);
+    std::string out = fmt::format(
+        "The induction head at work: chapter 15's model, greedy, on names written once, then begun again.\n"
+        "Its circuit on chapter 15's test letters: layer 1 head {} (induction score {:.{}f}) reads layer 0 head {}.\n"
+        "  prompt[what the model wrote]                     copied   on the copy place   previous letter\n",
+        circuit.induction, circuit.score, digits, circuit.needed);
+    std::string strongest;
+    for (const NamePrompt& p : name_prompts) {
+        const CopyStep step = copy_step(model, vocabulary, p, circuit);
+        out += fmt::format("  {:<48} {:>2} of {:<2} {:>14.{}f} {:>17.{}f}\n", p.prompt + "[" + step.wrote + "]",
+                           step.copied, p.name.size() - p.shown, step.on_copy, digits, step.previous, digits);
+        strongest += fmt::format("  {}: position {}, '{}', after '{}'\n", p.prompt, step.strongest,
+                                 sa::character_label(p.prompt[step.strongest]),
+                                 step.strongest == 0 ? "(none)" : sa::character_label(p.prompt[step.strongest - 1]));
     }
-    const auto [head, score] = induction_head(model, vocabulary);
-    // The first generated character is chosen at the prompt's last position, its second 'd'. An
-    // induction head would look at the place just after the first "Ched": the name's next letter.
-    const std::size_t last = prompt.size() - 1;
-    const std::size_t copy_from = prompt.find(name) + 4;
-    const sa::Matrix weights = sa::head_attention(model, 1, sa::encode(vocabulary, prompt))[head];
-    return fmt::format("The induction head at work: chapter 15's model, greedy, on a name it has seen once.\n"
-                       "  {}[{}]\n"
-                       "The name goes on '{}'; the model wrote '{}': the first {} of {} letters copied.\n"
-                       "Layer 1 head {} (induction score {:.{}f} on chapter 15's test letters), at the step after "
-                       "'{}',\nthe prompt's last position ({}), puts\n{}"
-                       "and {:.{}f} on position {}, '{}', the name's next letter, where copying would look.\n",
-                       prompt, continued, name.substr(4), continued, right, rest, head + 1, score, digits,
-                       name.substr(0, 4), last, strongest_places(weights, last, prompt, digits),
-                       weights(last, copy_from), digits, copy_from, prompt[copy_from]);
+    return out + "Where the induction head puts the most, at each prompt's last position:\n" + strongest;
 }
-//< induction-demo
 
 std::string generating_text_chapter(const sa::Example& example)
 {
@@ -356,7 +408,7 @@ std::string generating_text_chapter(const sa::Example& example)
     out += past_context(model, vocabulary, digits);
     out += "\n" + induction_demo(vocabulary, digits);
     if (!example.options.at("--speed").empty()) {
-        write_speed(example.options.at("--speed"), model, prompt, rule, example.seed);
+        write_speed(example.options.at("--speed"), sa::Report(example), model, prompt, rule, example.seed);
     }
     return out;
 }
@@ -372,12 +424,14 @@ int main(int argc, char** argv)
     info.options = {{"--prompt", "TEXT", "the text to continue, characters of the model's vocabulary",
                      "And God said, Let there be"},
                     {"--length", "N", fmt::format("characters to generate, 0 to {}", max_length), "120"},
-                    {"--temperature", "T", "divide the logits by T before the softmax, above 0 and at most 100", "0.8"},
+                    {"--temperature", "TAU",
+                     "divide the logits by the temperature τ before the softmax, above 0 and at most 100", "0.8"},
                     {"--top-k", "K", "draw only among the K largest logits, 1 to d_vocab, or all", "all"},
-                    {"--greedy", "", "take the largest logit at every step (the limit T -> 0)", "off"},
+                    {"--greedy", "", "take the largest logit at every step (the limit τ -> 0)", "off"},
                     {"--load", "FILE", "the saved model (safetensors, F64)", BOOK_CH14_MODEL},
-                    {"--speed", "FILE", "write the measured characters per second, with and without the cache, to FILE",
-                     ""}};
+                    {"--speed", "FILE",
+                     "write the measured characters per second, with and without the cache, to FILE (with --figures, "
+                     "a plot too)", ""}};
     const std::string own = "the model reads the characters of a prompt, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

@@ -306,30 +306,34 @@ Circuit find_circuit(const sa::LanguageModel& model, const sa::Vocabulary& vocab
 }
 
 //> induction-demo
-// A prompt with a name written once in full and, at its end, the name's first `shown` letters again.
+// A prompt with a name written once in full and, at its end, the name's first
+// `shown` letters again.
 struct NamePrompt {
     std::string name;
     std::string prompt;
     std::size_t shown = 0;
 };
 
-// What the model does at the prompt's last position, where copying would write the name's next letter.
+// What the model does at the prompt's last position, where copying would write
+// the name's next letter.
 struct CopyStep {
     std::string wrote;          // its greedy continuation, as long as the rest of the name
     std::size_t copied = 0;     // how many letters of the rest of the name it wrote, from the first
-    double on_copy = 0.0;       // the induction head's weight on the copy place: the letter after the
-                                // name's first `shown` letters, where they occurred before
-    double previous = 0.0;      // the layer-0 head's weight, at the copy place, on the letter before it
+    double on_copy = 0.0;       // the induction head's weight on the copy place: the letter
+                                // after the name's first letters, where they occurred before
+    double previous = 0.0;      // the layer-0 head's weight, at the copy place, on the
+                                // letter before it
     std::size_t strongest = 0;  // the place where the induction head puts the most
 };
 
-CopyStep copy_step(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const NamePrompt& p,
-                   const Circuit& circuit)
+CopyStep copy_step(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                   const NamePrompt& p, const Circuit& circuit)
 {
     const std::vector<std::size_t> tokens = sa::encode(vocabulary, p.prompt);
     const std::size_t rest = p.name.size() - p.shown;
     CopyStep step;
-    step.wrote = sa::decode(vocabulary, sa::generate(model, tokens, rest, {.greedy = true}, 0, true));
+    const sa::SamplingRule greedy{.greedy = true};
+    step.wrote = sa::decode(vocabulary, sa::generate(model, tokens, rest, greedy, 0, true));
     while (step.copied < rest && step.wrote[step.copied] == p.name[p.shown + step.copied]) {
         ++step.copied;
     }

@@ -21,27 +21,38 @@ if [[ -z "$compiler" ]]; then
 fi
 mkdir -p "$build/corpus" "$build/model-corpus"
 build="$(cd "$build" && pwd)"
-sources=("$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.cpp" "$root/src/matrix.cpp" "$root/src/present/example.cpp")
-fuzzer="$build/parse_fuzz"
-# Rebuild only when a source or header is newer than the fuzzer.
-if [[ ! -x "$fuzzer" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$fuzzer" \
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present")
+# Each source compiles to an object of its own, through ccache where installed, so a build
+# folder made afresh (or a source that changed back) costs a link, not a compilation.
+launcher=()
+command -v ccache >/dev/null && launcher=(env CCACHE_NOHASHDIR=1 ccache)
+# fuzzer_build OUTPUT SOURCE...: compile the sources that changed, then link OUTPUT.
+fuzzer_build() {
+  local output=$1 objects=() source object
+  shift
+  # Rebuild only when a source or header is newer than the fuzzer.
+  if [[ -x "$output" ]] && [[ -z "$(find "$root/tests/fuzz" "$root/src" -newer "$output" \
                                      \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
-  echo "building $fuzzer"
-  "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present" "${sources[@]}" -lfmt -o "$fuzzer"
-fi
-
+    return 0
+  fi
+  echo "building $output"
+  mkdir -p "$build/objects"
+  for source in "$@"; do
+    object="$build/objects/$(basename "$output")-$(basename "${source%.cpp}").o"
+    "${launcher[@]}" "$compiler" "${flags[@]}" -c "$source" -o "$object"
+    objects+=("$object")
+  done
+  "$compiler" "${flags[@]}" "${objects[@]}" -lfmt -o "$output"
+}
+fuzzer="$build/parse_fuzz"
+fuzzer_build "$fuzzer" "$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.cpp" "$root/src/matrix.cpp" \
+             "$root/src/present/example.cpp"
 # The model loader: any bytes given to --load are a model or a one-line refusal.
 loader="$build/load_fuzz"
-loader_sources=("$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp"
-                "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp"
-                "$root/src/dense.cpp" "$root/src/adam.cpp")
-if [[ ! -x "$loader" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$loader" \
-                                    \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
-  echo "building $loader"
-  "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" "${loader_sources[@]}" -lfmt -o "$loader"
-fi
+fuzzer_build "$loader" "$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp" \
+             "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp" \
+             "$root/src/dense.cpp" "$root/src/adam.cpp"
 if [[ "$seconds" == "build" ]]; then
   exit 0
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the command line: build tests/fuzz/parse_fuzz.cpp with clang's libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer, then run it from the seed corpus
-# in tests/fuzz/corpus/ for a bounded time. Then the same for chapter 14's model loader,
+# in tests/fuzz/corpus/ for a bounded time. At the same time, the same for chapter 14's model loader,
 # tests/fuzz/load_fuzz.cpp, from the seed files in tests/fuzz/model-corpus/. The run fails on a crash, a sanitizer
 # report, or an input that breaks the one-line error contract; libFuzzer then
 # writes that input to the build folder as crash-* and prints how to replay it.
@@ -61,9 +61,15 @@ fi
 cd "$build"
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    "$build/corpus" "$root/tests/fuzz/corpus"
-
-# The model loader: any bytes given to --load are a model or a one-line refusal.
+# The two fuzzers run at the same time, each for the full time; the loader's log follows the
+# command line's, and the run fails if either does.
 "$loader" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    "$build/model-corpus" "$root/tests/fuzz/model-corpus"
+    "$build/model-corpus" "$root/tests/fuzz/model-corpus" > "$build/load_fuzz.log" 2>&1 &
+loader_run=$!
+status=0
+"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$build/corpus" "$root/tests/fuzz/corpus" || status=$?
+wait "$loader_run" || status=$?
+echo "--- the model loader's fuzzer ($build/load_fuzz.log):"
+cat "$build/load_fuzz.log"
+exit "$status"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the command line: build tests/fuzz/parse_fuzz.cpp with clang's libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer, then run it from the seed corpus
-# in tests/fuzz/corpus/ for a bounded time. Then the same for chapter 14's model loader,
+# in tests/fuzz/corpus/ for a bounded time. At the same time, the same for chapter 14's model loader,
 # tests/fuzz/load_fuzz.cpp, from the seed files in tests/fuzz/model-corpus/. The run fails on a crash, a sanitizer
 # report, or an input that breaks the one-line error contract; libFuzzer then
 # writes that input to the build folder as crash-* and prints how to replay it.
@@ -21,27 +21,38 @@ if [[ -z "$compiler" ]]; then
 fi
 mkdir -p "$build/corpus" "$build/model-corpus"
 build="$(cd "$build" && pwd)"
-sources=("$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.cpp" "$root/src/matrix.cpp" "$root/src/present/example.cpp")
-fuzzer="$build/parse_fuzz"
-# Rebuild only when a source or header is newer than the fuzzer.
-if [[ ! -x "$fuzzer" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$fuzzer" \
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present")
+# Each source compiles to an object of its own, through ccache where installed, so a build
+# folder made afresh (or a source that changed back) costs a link, not a compilation.
+launcher=()
+command -v ccache >/dev/null && launcher=(env CCACHE_NOHASHDIR=1 ccache)
+# fuzzer_build OUTPUT SOURCE...: compile the sources that changed, then link OUTPUT.
+fuzzer_build() {
+  local output=$1 objects=() source object
+  shift
+  # Rebuild only when a source or header is newer than the fuzzer.
+  if [[ -x "$output" ]] && [[ -z "$(find "$root/tests/fuzz" "$root/src" -newer "$output" \
                                      \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
-  echo "building $fuzzer"
-  "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present" "${sources[@]}" -lfmt -o "$fuzzer"
-fi
-
+    return 0
+  fi
+  echo "building $output"
+  mkdir -p "$build/objects"
+  for source in "$@"; do
+    object="$build/objects/$(basename "$output")-$(basename "${source%.cpp}").o"
+    "${launcher[@]}" "$compiler" "${flags[@]}" -c "$source" -o "$object"
+    objects+=("$object")
+  done
+  "$compiler" "${flags[@]}" "${objects[@]}" -lfmt -o "$output"
+}
+fuzzer="$build/parse_fuzz"
+fuzzer_build "$fuzzer" "$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.cpp" "$root/src/matrix.cpp" \
+             "$root/src/present/example.cpp"
 # The model loader: any bytes given to --load are a model or a one-line refusal.
 loader="$build/load_fuzz"
-loader_sources=("$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp"
-                "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp"
-                "$root/src/dense.cpp" "$root/src/adam.cpp")
-if [[ ! -x "$loader" ]] || [[ -n "$(find "$root/tests/fuzz" "$root/src" -newer "$loader" \
-                                    \( -name '*.cpp' -o -name '*.hpp' \) -print -quit)" ]]; then
-  echo "building $loader"
-  "$compiler" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-      -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" "${loader_sources[@]}" -lfmt -o "$loader"
-fi
+fuzzer_build "$loader" "$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp" \
+             "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp" \
+             "$root/src/dense.cpp" "$root/src/adam.cpp"
 if [[ "$seconds" == "build" ]]; then
   exit 0
 fi
@@ -50,9 +61,15 @@ fi
 cd "$build"
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    "$build/corpus" "$root/tests/fuzz/corpus"
-
-# The model loader: any bytes given to --load are a model or a one-line refusal.
+# The two fuzzers run at the same time, each for the full time; the loader's log follows the
+# command line's, and the run fails if either does.
 "$loader" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-    "$build/model-corpus" "$root/tests/fuzz/model-corpus"
+    "$build/model-corpus" "$root/tests/fuzz/model-corpus" > "$build/load_fuzz.log" 2>&1 &
+loader_run=$!
+status=0
+"$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    "$build/corpus" "$root/tests/fuzz/corpus" || status=$?
+wait "$loader_run" || status=$?
+echo "--- the model loader's fuzzer ($build/load_fuzz.log):"
+cat "$build/load_fuzz.log"
+exit "$status"

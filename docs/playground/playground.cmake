@@ -30,7 +30,8 @@ set(emxx "${CMAKE_COMMAND}" -E env "NODE_PATH=/usr/share/nodejs" "${BOOK_EMXX}")
 # (-fexceptions, done in JavaScript) every call that may throw goes out to JavaScript and
 # back, which made chapter 3's experiment take half a minute instead of a second.
 set(playground_exceptions -fwasm-exceptions)
-set(playground_flags -std=c++20 -O2 ${playground_exceptions} -ffp-contract=off -DFMT_HEADER_ONLY
+# {fmt} is compiled once, in fmt_once.cpp; every other file includes its headers only.
+set(playground_flags -std=c++20 -O2 ${playground_exceptions} -ffp-contract=off
     -Wall -Wextra -Wpedantic
     "-I${CMAKE_SOURCE_DIR}/src" "-I${CMAKE_SOURCE_DIR}/src/present" "-I${playground_dir}/include"
     -include "${CMAKE_CURRENT_SOURCE_DIR}/playground/compat.hpp")
@@ -57,6 +58,9 @@ foreach(source IN LISTS playground_library_sources)
   book_playground_compile("${object}" "${source}")
   list(APPEND playground_library_objects "${object}")
 endforeach()
+set(fmt_object "${playground_dir}/obj/library/fmt_once.o")
+book_playground_compile("${fmt_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/fmt_once.cpp")
+list(APPEND playground_library_objects "${fmt_object}")
 set(entry_object "${playground_dir}/obj/playground.o")
 book_playground_compile("${entry_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/playground.cpp")
 

@@ -11,6 +11,8 @@ namespace sa {
 
 namespace {
 
+thread_local std::size_t threads_here = 1;  // this thread's count, set by ProductThreads
+
 // Where entry (i, p) of the left factor lies: at a[i · row_step + p · depth_step]. For A that is
 // (k, 1); for Aᵀ, read from A, it is (1, k).
 struct Left {
@@ -146,8 +148,8 @@ __attribute__((target("avx2"))) void product_tiles_256(const Left& left, const d
 }
 #endif
 
-// C = L · B into a C of zeros, by whichever of the two loops the processor runs faster.
-void product(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
+// C = L · B into a C of zeros, by whichever of the loops the processor runs faster.
+void product_here(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
 {
 #ifdef BOOK_WIDE_PRODUCT
     if (__builtin_cpu_supports("avx512f")) {
@@ -162,7 +164,43 @@ void product(const Left& left, const double* b, double* c, std::size_t n, std::s
     product_rows(left, b, c, n, k, m);
 }
 
+// The same, its rows shared among product_threads() threads in runs of a multiple of 8 rows:
+// each entry is computed by one thread, in the same order.
+void product(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
+{
+    const std::size_t threads = std::min(product_threads(), (n + 7) / 8);
+    if (threads <= 1) {
+        product_here(left, b, c, n, k, m);
+        return;
+    }
+    const std::size_t run = (n + threads * 8 - 1) / (threads * 8) * 8;
+#pragma omp parallel for num_threads(static_cast<int>(threads)) schedule(static)
+    for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(threads); ++t) {
+        const std::size_t first = std::min(n, static_cast<std::size_t>(t) * run);
+        const std::size_t rows = std::min(n - first, run);
+        if (rows > 0) {
+            product_here({left.a + first * left.row_step, left.row_step, left.depth_step}, b, c + first * m, rows, k,
+                         m);
+        }
+    }
+}
+
 }  // namespace
+
+ProductThreads::ProductThreads(std::size_t threads) : before_(threads_here)
+{
+    threads_here = std::max<std::size_t>(threads, 1);
+}
+
+ProductThreads::~ProductThreads()
+{
+    threads_here = before_;
+}
+
+std::size_t product_threads()
+{
+    return threads_here;
+}
 
 Matrix multiply(const Matrix& lhs, const Matrix& rhs)
 {

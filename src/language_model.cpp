@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -180,12 +183,13 @@ Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size
     rotate(t.keys, heads, window, table, false);
     t.weights.assign(input.rows() * window * heads, 0.0);
     t.joined = Matrix(input.rows(), input.cols());
-    for (std::size_t w = 0; w < window_count(input.rows(), window); ++w) {
-        for (std::size_t h = 0; h < heads; ++h) {  // A = softmax(Q Kᵀ / √d_head, causal), C = A V
-            const Slice s = slice_of(t, w, h, heads, window);
-            head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
-                               t.joined.data() + s.first_row * t.joined.cols() + s.column);
-        }
+    const auto slices = static_cast<std::ptrdiff_t>(window_count(input.rows(), window) * heads);
+    const int threads = static_cast<int>(product_threads());
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head: A = softmax(Q Kᵀ / √d_head, causal), C = A V
+        const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
+        head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
+                           t.joined.data() + s.first_row * t.joined.cols() + s.column);
     }
     Matrix output = multiply(t.joined, layer.w_out);
     add_in_place(output, input);  // the residual stream: X + C W_O
@@ -204,13 +208,14 @@ Matrix layer_backward(const AttentionLayer& layer, const LayerTrace& t, const Ma
     Matrix d_queries(t.input.rows(), t.input.cols());
     Matrix d_keys(t.input.rows(), t.input.cols());
     Matrix d_values(t.input.rows(), t.input.cols());
-    for (std::size_t w = 0; w < window_count(t.input.rows(), window); ++w) {
-        for (std::size_t h = 0; h < heads; ++h) {
-            const Slice s = slice_of(t, w, h, heads, window);
-            const std::size_t at = s.first_row * t.input.cols() + s.column;
-            head_backward_tiled(head_window(t, s), t.weights.data() + s.weights, d_joined.data() + at,
-                                {d_queries.data() + at, d_keys.data() + at, d_values.data() + at});
-        }
+    const auto slices = static_cast<std::ptrdiff_t>(window_count(t.input.rows(), window) * heads);
+    const int threads = static_cast<int>(product_threads());
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head writes its own rows and columns
+        const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
+        const std::size_t at = s.first_row * t.input.cols() + s.column;
+        head_backward_tiled(head_window(t, s), t.weights.data() + s.weights, d_joined.data() + at,
+                            {d_queries.data() + at, d_keys.data() + at, d_values.data() + at});
     }
     const RotaryTable table = rotary_table(window, t.input.cols() / heads);
     rotate(d_queries, heads, window, table, true);
@@ -323,6 +328,10 @@ double evaluate(const LanguageModel& model, const Batch& batch)
 
 Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 {
+#ifdef __GLIBC__
+    static const int kept = mallopt(M_TOP_PAD, 64 << 20);  // once: the heap keeps 64 MiB spare on top
+    static_cast<void>(kept);
+#endif
     Trainer trainer{std::move(model), {}, settings, 0};
     for (Matrix* parameter : parameters(trainer.model)) {
         trainer.moments.push_back(zero_moments(*parameter));
@@ -333,6 +342,7 @@ Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 //> train-step
 double training_step(Trainer& trainer, const Batch& batch)
 {
+    const ProductThreads threads(trainer.threads);
     const ForwardTrace trace = forward(trainer.model, batch.inputs, batch.window);
     const CrossEntropy loss = cross_entropy(trace.logits, batch.targets);
     LanguageModel grads = backward(trainer.model, trace, loss.d_logits);

@@ -87,24 +87,30 @@ template <std::size_t R, std::size_t W>
 }
 
 // rows×cols at a (rows stride apart), copied into `width` columns padded with zeros; transposed,
-// entry (c, j) is a[j · stride + c], in `width` ≥ rows columns.
+// entry (c, j) is a[j · stride + c], in `width` ≥ rows columns. Only the padding is zeroed.
 void pack(const double* a, std::size_t stride, std::size_t rows, std::size_t cols, std::size_t width,
           std::vector<double>& out)
 {
-    out.assign(rows * width, 0.0);
+    out.resize(rows * width);
     for (std::size_t i = 0; i < rows; ++i) {
-        std::copy(a + i * stride, a + i * stride + cols, out.begin() + static_cast<std::ptrdiff_t>(i * width));
+        double* row = out.data() + i * width;
+        std::copy(a + i * stride, a + i * stride + cols, row);
+        std::fill(row + cols, row + width, 0.0);
     }
 }
 
 void pack_transposed(const double* a, std::size_t stride, std::size_t rows, std::size_t cols, std::size_t width,
                      std::vector<double>& out)
 {
-    out.assign(cols * width, 0.0);
+    out.resize(cols * width);
     for (std::size_t j = 0; j < rows; ++j) {
         for (std::size_t c = 0; c < cols; ++c) {
             out[c * width + j] = a[j * stride + c];
         }
+    }
+    for (std::size_t c = 0; c < cols; ++c) {
+        std::fill(out.begin() + static_cast<std::ptrdiff_t>(c * width + rows),
+                  out.begin() + static_cast<std::ptrdiff_t>((c + 1) * width), 0.0);
     }
 }
 
@@ -147,22 +153,35 @@ template <std::size_t R, std::size_t W, class Range>
 }
 
 // Row i's weights from its scores s (j ≤ i): divided by √(d/h), less their largest, through exp,
-// divided by their sum, each step over j in order. The largest is std::fmax's (a NaN score is
-// passed over), save for the sign of a zero largest, which no difference a − largest, and so no
-// weight, can see; written as a comparison, it needs no call.
+// divided by their sum, each sum over j in order. The largest is std::fmax's (a NaN score is
+// passed over) save for the sign of a zero largest, which no difference a − largest, and so no
+// weight, can see; taken as eight running maxima, merged, it is the same number, with no call
+// and no chain of dependent comparisons.
 void softmax_row(const double* s, std::size_t i, double root, double* a)
 {
-    double largest = -std::numeric_limits<double>::infinity();
     for (std::size_t j = 0; j <= i; ++j) {
         a[j] = s[j] / root;
-        largest = a[j] > largest ? a[j] : largest;
+    }
+    constexpr double none = -std::numeric_limits<double>::infinity();
+    double largest[lanes] = {none, none, none, none, none, none, none, none};
+    std::size_t j = 0;
+    for (; j + lanes <= i + 1; j += lanes) {
+        for (std::size_t l = 0; l < lanes; ++l) {
+            largest[l] = a[j + l] > largest[l] ? a[j + l] : largest[l];
+        }
+    }
+    for (; j <= i; ++j) {
+        largest[0] = a[j] > largest[0] ? a[j] : largest[0];
+    }
+    for (std::size_t l = 1; l < lanes; ++l) {
+        largest[0] = largest[l] > largest[0] ? largest[l] : largest[0];
     }
     double total = 0.0;
-    for (std::size_t j = 0; j <= i; ++j) {
-        a[j] = std::exp(a[j] - largest);
+    for (j = 0; j <= i; ++j) {
+        a[j] = std::exp(a[j] - largest[0]);
         total += a[j];
     }
-    for (std::size_t j = 0; j <= i; ++j) {
+    for (j = 0; j <= i; ++j) {
         a[j] /= total;
     }
 }
@@ -178,7 +197,7 @@ template <std::size_t R, std::size_t W>
     const std::size_t wide_d = round_up(h.head_dim, W * lanes);
     pack_transposed(h.keys, h.stride, n, h.head_dim, wide_n, s.transposed);
     pack(h.values, h.stride, n, h.head_dim, wide_d, s.right);
-    s.sums.assign(n * wide_n, 0.0);
+    s.sums.resize(n * wide_n);  // every entry read is written first
     // S = Q Kᵀ: each score over the features c in order; only the columns up to the tile's last row.
     const auto features = [&](std::size_t) { return Range{0, h.head_dim}; };
     for (std::size_t i = 0; i < n; i += R) {
@@ -203,7 +222,7 @@ template <std::size_t R, std::size_t W>
     const std::size_t n = h.rows;
     const std::size_t wide_n = round_up(n, W * lanes);
     pack_transposed(h.values, h.stride, n, h.head_dim, wide_n, s.transposed);
-    s.sums.assign(n * wide_n, 0.0);
+    s.sums.resize(n * wide_n);  // every entry read is written first
     const auto features = [&](std::size_t) { return Range{0, h.head_dim}; };
     for (std::size_t i = 0; i < n; i += R) {
         const std::size_t rows = std::min(R, n - i);
@@ -211,16 +230,23 @@ template <std::size_t R, std::size_t W>
                         s.sums.data() + i * wide_n, wide_n);
     }
     const double root = std::sqrt(static_cast<double>(h.head_dim));
-    s.d_scores.assign(n * n, 0.0);
-    for (std::size_t i = 0; i < n; ++i) {
-        const double* a = weights + i * n;
-        const double* d_a = s.sums.data() + i * wide_n;
-        double weighted = 0.0;
-        for (std::size_t j = 0; j <= i; ++j) {
-            weighted += a[j] * d_a[j];
+    s.d_scores.resize(n * n);  // every entry read (j ≤ i) is written first
+    for (std::size_t i = 0; i < n; i += lanes) {
+        const std::size_t rows = std::min(lanes, n - i);
+        double weighted[lanes] = {};  // rowsum(dA ∘ A) of rows i … i+7, each over j in order;
+        for (std::size_t j = 0; j < i + rows; ++j) {  // the eight sums advance side by side
+            for (std::size_t r = 0; r < rows; ++r) {
+                if (j <= i + r) {
+                    weighted[r] += weights[(i + r) * n + j] * s.sums[(i + r) * wide_n + j];
+                }
+            }
         }
-        for (std::size_t j = 0; j <= i; ++j) {
-            s.d_scores[i * n + j] = a[j] * (d_a[j] - weighted) / root;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const double* a = weights + (i + r) * n;
+            const double* d_a = s.sums.data() + (i + r) * wide_n;
+            for (std::size_t j = 0; j <= i + r; ++j) {
+                s.d_scores[(i + r) * n + j] = a[j] * (d_a[j] - weighted[r]) / root;
+            }
         }
     }
 }

@@ -21,7 +21,8 @@ if [[ -z "$compiler" ]]; then
 fi
 mkdir -p "$build/corpus" "$build/model-corpus"
 build="$(cd "$build" && pwd)"
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# -fopenmp: the library shares a training step among threads with OpenMP, as in the book's build.
+flags=(-std=c++20 -O1 -g -fopenmp -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present")
 # Each source compiles to an object of its own, through ccache where installed, so a build
 # folder made afresh (or a source that changed back) costs a link, not a compilation.
@@ -52,7 +53,7 @@ fuzzer_build "$fuzzer" "$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.
 loader="$build/load_fuzz"
 fuzzer_build "$loader" "$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp" \
              "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp" \
-             "$root/src/dense.cpp" "$root/src/adam.cpp"
+             "$root/src/dense.cpp" "$root/src/adam.cpp" "$root/src/head_tiles.cpp"
 if [[ "$seconds" == "build" ]]; then
   exit 0
 fi

@@ -184,8 +184,7 @@ Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size
     t.weights.assign(input.rows() * window * heads, 0.0);
     t.joined = Matrix(input.rows(), input.cols());
     const auto slices = static_cast<std::ptrdiff_t>(window_count(input.rows(), window) * heads);
-    const int threads = static_cast<int>(product_threads());
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+#pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
     for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head: A = softmax(Q Kᵀ / √d_head, causal), C = A V
         const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
         head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
@@ -209,8 +208,7 @@ Matrix layer_backward(const AttentionLayer& layer, const LayerTrace& t, const Ma
     Matrix d_keys(t.input.rows(), t.input.cols());
     Matrix d_values(t.input.rows(), t.input.cols());
     const auto slices = static_cast<std::ptrdiff_t>(window_count(t.input.rows(), window) * heads);
-    const int threads = static_cast<int>(product_threads());
-#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+#pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
     for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head writes its own rows and columns
         const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
         const std::size_t at = s.first_row * t.input.cols() + s.column;

@@ -829,7 +829,10 @@ class Check:
         return True
 
     def screenshot_page(self, path, phone):
-        """The whole open page (at most 9000 pixels of it), at the width it is open at."""
+        """The whole open page (at most 9000 pixels of it), at the width it is open at, its panel (if it has
+        one) showing the panel's example again, as the page opens."""
+        if self.driver.execute_script("return !!document.querySelector('.playground[data-program]')"):
+            self.driver.execute_async_script(PLAYGROUND_RUN, {})
         self.driver.execute_script("window.scrollTo(0, 0)")
         height = min(self.driver.execute_script("return document.documentElement.scrollHeight"), 9000)
         if phone:

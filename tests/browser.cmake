@@ -6,6 +6,12 @@
 # in the light and the dark colour scheme, and chapter 7's panel is walked with the keyboard
 # alone (tools/accessibility.py; axe-core comes from tools/setup.sh, pinned, and is injected
 # from that local file): one load of each page serves both checks.
+# browser-check/ keeps, per page and width, the pages that passed and the SHA-256 of every
+# file each one depended on (the page, what it loaded, the native programs and their inputs
+# its panel was compared with, the pages it links to, its screenshots) and of the checker
+# itself (its sources, axe-core, Chromium): a run checks again only the pages whose key
+# changed, and always the figures, the search and the front door. A page that failed is
+# never kept. `tools/browser_test.py ... --no-cache` checks every page.
 if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
   # One Chromium at a time, alone, so that a busy machine cannot make it time out.
   book_test(NAME browser.book LABELS "browser" PROPERTIES TIMEOUT 720 RUN_SERIAL TRUE
@@ -14,5 +20,6 @@ if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
                     --screenshots "${CMAKE_BINARY_DIR}/screenshots"
                     --programs "${CMAKE_BINARY_DIR}/bin"
                     --axe "${CMAKE_SOURCE_DIR}/tools/node_modules/axe-core/axe.min.js"
+                    --cache "${CMAKE_BINARY_DIR}/browser-check"
                     --time-limit 600)
 endif()

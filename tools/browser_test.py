@@ -30,16 +30,24 @@ per problem, naming the page) when
 Two browsers share the work: the phone pass, then the desktop pages the desktop
 pass has not taken yet, the largest first; each page loads once per width.
 
-It saves screenshots of the front page and of the Softmax chapter at desktop
-width and at 390 pixels into the screenshots folder. The JavaScript it runs in the
-pages is in tools/browser/, one program per .js file.
+It saves screenshots of the front page, of the Softmax chapter and of chapter 7's
+panel at desktop width and at 390 pixels into the screenshots folder, each taken
+from its page as the check left it. The JavaScript it runs in the pages is in
+tools/browser/, one program per .js file.
+
+With --cache DIR, a page that passed at a width is not checked again at that width
+while nothing it depended on has changed (PageCache says what that is); the figures,
+the search and the front door are checked on every run. --profile prints where each
+page's time went.
 
     /usr/bin/python3 tools/browser_test.py --book build/book --screenshots build/screenshots
 """
 import argparse
+import base64
 import concurrent.futures
 import contextlib
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -242,6 +250,119 @@ def playground_inputs(defaults):
     return cases
 
 
+CACHE_FILE = "browser-check.json"  # in the --cache folder
+# What the check itself is made of: a change to any of these redoes every page.
+CHECKER_SOURCES = ["browser_test.py", "accessibility.py", "exercises.py"]
+
+
+def file_digest(path):
+    """The SHA-256 of a file's bytes, or None when there is no such file."""
+    try:
+        with open(path, "rb") as file:
+            return hashlib.sha256(file.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def checker_key(axe_source, programs, solutions):
+    """One digest of everything that every page's result depends on: the checker's own sources (its widths,
+    rules and scripts), the JavaScript it runs in the pages, axe-core, the browser, the folder of the native
+    programs and the exercises' answers (a page must never show one unasked)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    names = [os.path.join(here, name) for name in CHECKER_SOURCES]
+    names += sorted(os.path.join(SCRIPTS, name) for name in os.listdir(SCRIPTS))
+    for name in names:
+        digest.update(f"{os.path.basename(name)} {file_digest(name)}\n".encode())
+    digest.update(hashlib.sha256((axe_source or "no audit").encode()).hexdigest().encode())
+    try:
+        version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        version = "unknown"
+    digest.update(f"{version.strip()} {programs} {json.dumps(solutions, sort_keys=True)}".encode())
+    return digest.hexdigest()
+
+
+def native_inputs(programs, program, args):
+    """The files a native program's run depends on: its binary, the files of the build folder whose paths
+    it has compiled in (the corpus, a saved model), and those its arguments name as build/..."""
+    binary = os.path.join(programs, program)
+    build = os.path.dirname(programs)
+    found = {binary}
+    try:
+        with open(binary, "rb") as file:
+            text = file.read()
+    except OSError:
+        return found
+    for match in re.findall(re.escape(build.encode()) + rb"/[\x21-\x7e]+", text):
+        found.add(match.decode("ascii", "replace"))
+    for value in args:
+        if isinstance(value, str) and value.startswith("build/"):
+            found.add(os.path.join(build, value[len("build/"):]))
+    return {path for path in found if os.path.isfile(path)}
+
+
+class PageCache:
+    """The pages that passed, per width, with what each result depended on: the files the page loaded (the
+    page itself, its _static files, figures, the panel's JavaScript, WebAssembly and data), the native
+    programs and their inputs it was compared with, the pages it links to (they must still exist) and the
+    screenshots it saved. A page whose every such file is unchanged (same SHA-256) since it passed is not
+    checked again; the figures it shows are (with every other page's, at the end). A page that failed
+    is never kept; --no-cache checks every page and keeps the new results."""
+
+    def __init__(self, folder, key, read=True):
+        self.path = os.path.join(folder, CACHE_FILE) if folder else None
+        self.key = key
+        self.lock = threading.Lock()
+        self.digests = {}
+        self.old = {}
+        self.new = {}
+        self.unchanged = {"desktop": [], "phone": []}
+        if self.path and read:
+            try:
+                with open(self.path, encoding="utf-8") as file:
+                    stored = json.load(file)
+                if stored.get("checker") == key:
+                    self.old = stored.get("pages", {})
+            except (OSError, ValueError):
+                pass
+
+    def digest(self, path):
+        with self.lock:
+            if path not in self.digests:
+                self.digests[path] = file_digest(path)
+            return self.digests[path]
+
+    def passed_before(self, width, page):
+        """The entry of a page that passed at this width and whose inputs are all unchanged, or None."""
+        entry = self.old.get(f"{width} {page}")
+        if entry is None or not all(self.digest(path) == digest for path, digest in entry["files"].items()):
+            return None
+        if not all(os.path.isfile(path) for path in entry["links"] + entry["screenshots"]):
+            return None
+        with self.lock:
+            self.new[f"{width} {page}"] = entry
+            self.unchanged[width].append(page)
+        return entry
+
+    def passed(self, width, page, visit):
+        """Keeps the result of a page that passed at this width."""
+        files = {path: self.digest(path) for path in sorted(visit["files"])}
+        with self.lock:
+            self.new[f"{width} {page}"] = {"files": files, "links": sorted(visit["links"]),
+                                           "screenshots": sorted(visit["screenshots"]),
+                                           "figures": sorted(visit["figures"])}
+
+    def save(self):
+        if not self.path:
+            return
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        with open(self.path + ".new", "w", encoding="utf-8") as file:
+            json.dump({"checker": self.key, "pages": self.new}, file, indent=1, sort_keys=True)
+        os.replace(self.path + ".new", self.path)
+
+
+
 def accessibility():
     """tools/accessibility.py, which imports this module: imported when first needed."""
     import accessibility as module  # noqa: PLC0415
@@ -264,6 +385,9 @@ class Shared:
         self.desktop_queue = []  # the pages still to check at desktop width, the largest first
         self.helper_done = threading.Event()  # set when the phone pass takes no more desktop pages
         self.axe_requests = set()  # paths that axe-core asked for itself (css_imports resolved against a page)
+        self.page_seconds = {}  # (page, "pass: part"): seconds spent, for --profile
+        self.cache = PageCache(None, "")  # the pages that passed before (--cache)
+        self.screenshot_pages = {}  # page: the names of the screenshots taken of it as it is open
 
 
 class Check:
@@ -280,7 +404,9 @@ class Check:
         self.screenshots = screenshots
         self.deadline = deadline
         self.driver = None
+        self.mark = time.monotonic()  # the last lap's end (lap())
         self.file_mode = False
+        self.visit = None  # what the page being checked depends on, and its failures (the cache)
         self.figures = self.shared.figures  # the SVG figures the pages show, checked at the end
         self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
@@ -295,21 +421,69 @@ class Check:
             with self.shared.lock:
                 self.shared.seconds[key] = self.shared.seconds.get(key, 0.0) + time.monotonic() - started
 
+    def lap(self, page, part):
+        """Adds the time since the last lap to the page's part (the report of --profile)."""
+        now = time.monotonic()
+        key = (page, f"{self.name}: {part}")
+        with self.shared.lock:
+            self.shared.page_seconds[key] = self.shared.page_seconds.get(key, 0.0) + now - self.mark
+        self.mark = now
+
     def fail(self, page, reason):
         line = f"FAIL {page}: {reason}"
+        if self.visit is not None:
+            self.visit["failures"] += 1
         with self.shared.lock:
             if line in self.failures:
                 return
             self.failures.append(line)
         print(line, flush=True)
 
+    def start_visit(self, page):
+        """The page's check begins: what it loads, links to and is compared with is noted from here on."""
+        self.mark = time.monotonic()
+        self.visit = {"files": {os.path.join(self.book, page)}, "links": set(), "figures": set(),
+                      "screenshots": [], "failures": 0}
+
+    def end_visit(self, width, page):
+        """The page's check ends: its last log entries, and the cache keeps it if it passed."""
+        self.drain_logs(page, settle=True)
+        self.lap(page, "logs")
+        with self.shared.lock:  # axe-core's own requests for @import addresses are no file of the page's
+            self.visit["files"] -= {os.path.join(self.book, path.lstrip("/")) for path in self.shared.axe_requests}
+        # A file it asked for that is missing fails the check at the end, outside the page: not kept either.
+        if self.visit["failures"] == 0 and time.monotonic() < self.deadline and \
+                all(os.path.isfile(path) for path in self.visit["files"]):
+            self.shared.cache.passed(width, page, self.visit)
+        self.visit = None
+
+    def passed_before(self, width, page):
+        """Whether the page passed at this width before and nothing it depends on changed since
+        (its figures are checked again, with the others)."""
+        entry = self.shared.cache.passed_before(width, page)
+        if entry is None:
+            return False
+        self.figures.update(self.url(figure) for figure in entry["figures"])
+        return True
+
+    def note_request(self, parsed):
+        """A file of the book that the page asked for (served or file://): what the page depends on."""
+        if self.visit is None or parsed.scheme not in ("http", "https", "file"):
+            return
+        path = urllib.parse.unquote(parsed.path)
+        path = os.path.abspath(path if parsed.scheme == "file" else os.path.join(self.book, path.lstrip("/")))
+        if path.startswith(self.book + os.sep):
+            self.visit["files"].add(path)
+
     def url(self, page):
         return f"{self.origin}/{page}"
 
-    def drain_logs(self, page, ignore=None):
+    def drain_logs(self, page, ignore=None, settle=False):
         """Console errors and requests that left localhost since the last call (a console message that
-        holds `ignore`, a text or a tuple of texts, does not count)."""
-        time.sleep(0.15)  # let the page's last log entries arrive before the next page opens
+        holds `ignore`, a text or a tuple of texts, does not count). With `settle`, before the page is left:
+        first a moment for the page's last log entries to arrive."""
+        if settle:
+            time.sleep(0.15)
         ignored = (ignore,) if isinstance(ignore, str) else ignore or ()
         for entry in self.driver.get_log("browser"):
             if any(text in entry.get("message", "") for text in ignored):
@@ -327,6 +501,7 @@ class Check:
             parsed = urllib.parse.urlsplit(url)
             if parsed.scheme in INSIDE_THE_BROWSER:
                 continue
+            self.note_request(parsed)
             if self.file_mode and parsed.scheme == "file" and \
                     os.path.abspath(urllib.parse.unquote(parsed.path)).startswith(self.book + os.sep):
                 continue
@@ -342,11 +517,34 @@ class Check:
         return math
 
     def check_page(self, page):
+        """At 1280 pixels: the page, its audit, its panel served, the keyboard walk and its screenshots."""
+        self.start_visit(page)
+        panel = self.check_desktop_width(page)
+        if panel is not None and page in self.panel_pages and panel and panel["state"] == "done":
+            # The served panel, on the page as it is open: no second load.
+            with self.timed("served panels"):
+                self.check_playground(page, None, "served", panel)
+                self.drain_logs(page)
+            self.lap(page, "panel")
+        if panel is not None:
+            self.screenshots_of(page, phone=False)
+        if panel is not None and self.axe_source and page == accessibility().KEYBOARD_PAGE:
+            self.driver.execute_async_script(PLAYGROUND_RUN, {})  # the panel's example again, after the inputs
+            self.driver.execute_script("document.body.dataset.theme = 'light'")
+            for problem in accessibility().keyboard_walk(self.driver):
+                self.fail(page, "accessibility: " + problem[len(page) + 2:])
+            self.lap(page, "keyboard walk")
+        self.end_visit("desktop", page)
+
+    def check_desktop_width(self, page):
+        """The page's own checks at 1280 pixels and its audit; returns its panel's state (False without a
+        panel), or None when the page did not load."""
         try:
             math = self.open(page)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the page did not load: {str(error).splitlines()[0]}")
-            return
+            return None
+        self.lap(page, "load")
         for tex in math["errors"]:
             self.fail(page, f"MathJax could not typeset: {tex}")
         panel = math["panel"]
@@ -360,31 +558,29 @@ class Check:
         for src in facts["broken"]:
             self.fail(page, f"image did not load: {src}")
         for src in facts["svgs"]:
-            self.figures.add(urllib.parse.urljoin(self.url(page), src))
+            figure = urllib.parse.urljoin(self.url(page), src)
+            self.figures.add(figure)
+            self.visit["figures"].add(urllib.parse.urlsplit(figure).path.lstrip("/"))
         for data in facts["objects"]:
             self.fail(page, f"figure (<object>) did not load: {data}")
         for link in facts["links"]:
             path = urllib.parse.unquote(urllib.parse.urlsplit(link).path).lstrip("/")
             target = os.path.join(self.book, path)
-            if not (os.path.isfile(target) or os.path.isfile(os.path.join(target, "index.html"))):
+            if os.path.isfile(os.path.join(target, "index.html")):
+                target = os.path.join(target, "index.html")
+            if os.path.isfile(target):
+                self.visit["links"].add(target)
+            else:
                 self.fail(page, f"link to a page that does not exist: {path}")
         for problem in self.driver.execute_script(CODE_LAYOUT, False):
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
         for problem in self.driver.execute_script(HANGING_INDENT):
             self.fail(page, f"at {DESKTOP[0]} px, {problem}")
+        self.lap(page, "page checks")
         self.check_accessibility(page)
         self.check_shape(page)
-        self.drain_logs(page)
-        if page in self.panel_pages and panel and panel["state"] == "done":
-            # The served panel, on the page as it is open: no second load.
-            with self.timed("served panels"):
-                self.check_playground(page, None, "served", panel)
-                self.drain_logs(page)
-        if self.axe_source and page == accessibility().KEYBOARD_PAGE:
-            self.driver.execute_async_script(PLAYGROUND_RUN, {})  # the panel's example again, after the inputs
-            self.driver.execute_script("document.body.dataset.theme = 'light'")
-            for problem in accessibility().keyboard_walk(self.driver):
-                self.fail(page, "accessibility: " + problem[len(page) + 2:])
+        self.lap(page, "page checks")
+        return panel or False
 
     def check_accessibility(self, page):
         """With --axe: axe-core on the page as it opened (its panel showing its first result, every answer
@@ -393,11 +589,13 @@ class Check:
             return
         with self.timed("accessibility"):
             self.drain_logs(page)  # the page's own, before axe-core's requests
+            self.lap(page, "logs")
             scheme = self.driver.execute_script("return document.body.dataset.theme || ''")
             self.driver.execute_script(self.axe_source)
-            for problem in accessibility().audit(self.driver, page, "light") + accessibility().audit(self.driver,
-                                                                                                     page, "dark"):
-                self.fail(page, "accessibility: " + problem[len(page) + 1:])
+            for colours in ("light", "dark"):
+                for problem in accessibility().audit(self.driver, page, colours):
+                    self.fail(page, "accessibility: " + problem[len(page) + 1:])
+                self.lap(page, f"axe {colours}")
             self.driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
             # axe-core reads the style sheets itself and resolves a sheet's @import against the page, not
             # the sheet: those addresses are its, never the book's.
@@ -405,6 +603,7 @@ class Check:
             with self.shared.lock:
                 self.shared.axe_requests.update(urllib.parse.urlsplit(address).path for address in stray)
             self.drain_logs(page, ignore=tuple(stray))
+            self.lap(page, "logs")
 
     def check_shape(self, page):
         shape = self.driver.execute_script(PAGE_SHAPE)
@@ -429,12 +628,17 @@ class Check:
         """At 390 pixels, the page fits. A page with a panel is opened from file://, and its panel is checked
         there too: one load proves both the narrow screen and the book opened without a server."""
         self.file_mode = page in self.panel_pages
+        self.start_visit(page)
         try:
             opened = self.check_phone_width(page, "file://" + os.path.join(self.book, page) if self.file_mode else None)
             if self.file_mode and opened is not None:
                 with self.timed("file:// panels"):
                     self.check_playground(page, None, "file://", opened["panel"])
                     self.drain_logs(page)
+                self.lap(page, "panel")
+            if opened is not None:
+                self.screenshots_of(page, phone=True)
+            self.end_visit("phone", page)
         finally:
             self.file_mode = False
 
@@ -442,6 +646,7 @@ class Check:
         """The open page's width checks at 390 pixels; returns what open() said, or None if it did not load."""
         try:
             opened = self.open(page, address)
+            self.lap(page, "load")
             culprits = self.driver.execute_script(TOO_WIDE)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the page did not load at {PHONE} px: {str(error).splitlines()[0]}")
@@ -452,7 +657,7 @@ class Check:
             self.fail(page, f"at {PHONE} px, {problem}")
         for problem in self.driver.execute_script(MATH_CLIPPED) + self.driver.execute_script(HANGING_INDENT):
             self.fail(page, f"at {PHONE} px, {problem}")
-        self.drain_logs(page)
+        self.lap(page, "page checks")
         return opened
 
     def native(self, program, args):
@@ -525,6 +730,7 @@ class Check:
             args = [a for option, value in final.items() if value != first["programDefaults"].get(option)
                     for a in ([option] if value is True else [] if value is False else [option, value])]
             cases.append((name, values, args, self.native(program, args)))  # the native runs start now
+            self.visit["files"].update(native_inputs(self.programs, program, args))
         for name, values, args, native in cases:
             shown = self.driver.execute_async_script(PLAYGROUND_RUN, values)
             where = f"({how}) the panel, {name}"
@@ -582,29 +788,68 @@ class Check:
             if field["hint"] and (len(field["hint"]) <= 2 or field["hint"] == field["text"]):
                 self.fail(page, f"{where}: the hint {field['hint']!r} says nothing the label does not")
 
-    def screenshot_playground(self, page, name, width, phone=False):
-        """The page's panel after a reader's own run (four tokens, causal), as an element screenshot."""
-        if phone:
-            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                        {"width": width, "height": 844, "deviceScaleFactor": 2, "mobile": True})
-        else:
-            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-            self.driver.set_window_size(width, DESKTOP[1])
-        try:
-            self.driver.get(self.url(page))
-            self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
-            self.driver.execute_async_script(PLAYGROUND_RUN, PLAYGROUND_EXAMPLE)
-            section = self.driver.find_element("css selector", "section#try-it-here")
-            self.driver.execute_script("arguments[0].scrollIntoView()", section)
-            time.sleep(0.3)
-            path = os.path.join(self.screenshots, name)
-            if section.screenshot(path):
+    def screenshots_of(self, page, phone):
+        """The screenshots of this page, taken as it is open after its checks: the whole page, or its panel
+        after a reader's own run (four tokens, causal)."""
+        for stem, what in self.shared.screenshot_pages.get(page, []):
+            path = os.path.join(self.screenshots, f"{stem}-{PHONE}px.png" if phone else f"{stem}.png")
+            try:
+                os.makedirs(self.screenshots, exist_ok=True)
+                saved = (self.screenshot_panel if what == "panel" else self.screenshot_page)(path, phone)
+            except (TimeoutException, WebDriverException) as error:
+                self.fail(page, f"the screenshot {os.path.basename(path)} failed: {str(error).splitlines()[0]}")
+                continue
+            if saved:
+                self.visit["screenshots"].append(path)
                 print(f"screenshot: {path}", flush=True)
             else:
                 self.fail(page, f"could not save the screenshot {path}")
-        except (TimeoutException, WebDriverException) as error:
-            self.fail(page, f"the screenshot {name} failed: {str(error).splitlines()[0]}")
-        self.drain_logs(page)
+        self.lap(page, "screenshots")
+
+    def screenshot_panel(self, path, phone):
+        """The open page's panel after a reader's own run, as a picture of its whole section (taken by
+        Chromium itself: an element screenshot through chromedriver cuts a tall one off, and slowly)."""
+        self.driver.execute_async_script(PLAYGROUND_RUN, PLAYGROUND_EXAMPLE)
+        section = self.driver.find_element("css selector", "section#try-it-here")
+        box = self.driver.execute_script("const r = arguments[0].getBoundingClientRect(); "
+                                         "return [r.left + scrollX, r.top + scrollY, r.width, r.height]", section)
+        if phone:
+            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                        {"width": PHONE, "height": 844, "deviceScaleFactor": 2, "mobile": True})
+        try:
+            shot = self.driver.execute_cdp_cmd("Page.captureScreenshot", {
+                "format": "png", "captureBeyondViewport": True,
+                "clip": {"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1}})
+        finally:
+            if phone:
+                self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                            {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(shot["data"]))
+        return True
+
+    def screenshot_page(self, path, phone):
+        """The whole open page (at most 9000 pixels of it), at the width it is open at, its panel (if it has
+        one) showing the panel's example again, as the page opens."""
+        if self.driver.execute_script("return !!document.querySelector('.playground[data-program]')"):
+            self.driver.execute_async_script(PLAYGROUND_RUN, {})
+        self.driver.execute_script("window.scrollTo(0, 0)")
+        height = min(self.driver.execute_script("return document.documentElement.scrollHeight"), 9000)
+        if phone:
+            self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                        {"width": PHONE, "height": height, "deviceScaleFactor": 2, "mobile": True})
+        else:
+            self.driver.set_window_size(DESKTOP[0], height + (self.driver.get_window_size()["height"]
+                                                              - self.driver.execute_script("return window.innerHeight")))
+        time.sleep(0.3)
+        try:
+            return self.driver.save_screenshot(path)
+        finally:
+            if phone:
+                self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                            {"width": PHONE, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+            else:
+                self.driver.set_window_size(*DESKTOP)
 
     def check_front_door(self):
         """The book's own index.html, at the top of its folder, leads to the front page."""
@@ -616,7 +861,7 @@ class Check:
             return
         if not landed.endswith("/" + FRONT_PAGE):
             self.fail("index.html", f"the book's index.html does not lead to the front page (it stays at {landed})")
-        self.drain_logs("index.html")
+        self.drain_logs("index.html", settle=True)
 
     def check_figures(self):
         """Each SVG figure on its own: every text inside the drawing. The figures open together, each in a
@@ -637,7 +882,7 @@ class Check:
                 self.fail(name, "the figure did not open")
             elif outside:
                 self.fail(name, f"text runs outside the figure: {', '.join(outside[:4])}")
-        self.drain_logs("the figures")
+        self.drain_logs("the figures", settle=True)
 
     def check_search(self):
         page = f"search.html?q={SEARCH_TERM}"
@@ -652,33 +897,7 @@ class Check:
             self.fail(page, f'the search for "{SEARCH_TERM}" found nothing ({summary or "no summary"})')
         else:
             print(f"search: {results} page(s) found for \"{SEARCH_TERM}\"", flush=True)
-        self.drain_logs(page)
-
-    def screenshot(self, page, name, width, phone=False):
-        """A full-length screenshot of a page at the given width."""
-        if phone:
-            self.driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": 844, "deviceScaleFactor": 2, "mobile": True})
-        else:
-            self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-            self.driver.set_window_size(width, DESKTOP[1])
-        self.open(page)
-        height = min(self.driver.execute_script("return document.documentElement.scrollHeight"), 9000)
-        if phone:
-            self.driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": height, "deviceScaleFactor": 2, "mobile": True})
-        else:
-            self.driver.set_window_size(width, height + (self.driver.get_window_size()["height"]
-                                                         - self.driver.execute_script("return window.innerHeight")))
-        time.sleep(0.3)
-        path = os.path.join(self.screenshots, name)
-        if not self.driver.save_screenshot(path):
-            self.fail(page, f"could not save the screenshot {path}")
-        else:
-            print(f"screenshot: {path}", flush=True)
-        self.drain_logs(page)
+        self.drain_logs(page, settle=True)
 
     def out_of_time(self, what):
         if time.monotonic() > self.deadline:
@@ -712,9 +931,10 @@ class Check:
                     page = self.shared.desktop_queue.pop(0) if self.shared.desktop_queue else None
                 if page is None or self.out_of_time(page):
                     return
-                self.check_page(page)
+                if not self.passed_before("desktop", page):
+                    self.check_page(page)
 
-    def desktop_pass(self, pages):
+    def desktop_pass(self):
         """At 1280 pixels: the pages of the queue, then (when the other browser has finished its last one)
         the figures they show, the front door, the search."""
         self.desktop_pages()
@@ -725,13 +945,6 @@ class Check:
             self.check_front_door()
         if not self.out_of_time("search.html"):
             self.check_search()
-        os.makedirs(self.screenshots, exist_ok=True)
-        chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
-                                                                  FRONT_PAGE)
-        self.screenshot(FRONT_PAGE, "front-page.png", DESKTOP[0])
-        self.screenshot(chapter, f"{'softmax' if chapter == SOFTMAX_PAGE else 'chapter'}.png", DESKTOP[0])
-        if PLAYGROUND_PAGE in self.panel_pages:
-            self.screenshot_playground(PLAYGROUND_PAGE, "playground.png", DESKTOP[0])
 
     def phone_pass(self, pages):
         """At 390 pixels: every page must fit without sideways scrolling; every panel from file://."""
@@ -744,15 +957,8 @@ class Check:
             for page in pages:
                 if self.out_of_time(page):
                     return
-                self.check_phone_page(page)
-        os.makedirs(self.screenshots, exist_ok=True)
-        chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
-                                                                  FRONT_PAGE)
-        self.screenshot(FRONT_PAGE, f"front-page-{PHONE}px.png", PHONE, phone=True)
-        self.screenshot(chapter, f"{'softmax' if chapter == SOFTMAX_PAGE else 'chapter'}-{PHONE}px.png", PHONE,
-                        phone=True)
-        if PLAYGROUND_PAGE in self.panel_pages:
-            self.screenshot_playground(PLAYGROUND_PAGE, f"playground-{PHONE}px.png", PHONE, phone=True)
+                if not self.passed_before("phone", page):
+                    self.check_phone_page(page)
         # Then, at desktop width, the pages the desktop pass has not taken yet.
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         self.driver.set_window_size(*DESKTOP)
@@ -780,10 +986,29 @@ def css_imports(book):
     return sorted(name for name in found if "://" not in name and not name.startswith("/"))
 
 
-def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe_source=None):
+def print_profile(shared):
+    """--profile: where each page's time went, the slowest page first."""
+    parts = sorted({part for _, part in shared.page_seconds})
+    pages = sorted({page for page, _ in shared.page_seconds},
+                   key=lambda page: -sum(s for (p, _), s in shared.page_seconds.items() if p == page))
+    for page in pages:
+        spent = {part: shared.page_seconds.get((page, part), 0.0) for part in parts}
+        print(f"profile: {page}: {sum(spent.values()):.1f} s: " +
+              ", ".join(f"{part} {seconds:.1f}" for part, seconds in spent.items() if seconds >= 0.05), flush=True)
+
+
+def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe_source, cache, profile=False):
     """The desktop pass and the phone pass, in two browsers at once (or one after the other)."""
     shared = Shared()
+    shared.cache = cache
     shared.css_imports = css_imports(book)
+    chapter = SOFTMAX_PAGE if SOFTMAX_PAGE in pages else next((p for p in pages if p.startswith("chapters/")),
+                                                              FRONT_PAGE)
+    # The screenshots, each taken from its page as it is open at each width: file names without "-390px.png".
+    shared.screenshot_pages = {FRONT_PAGE: [("front-page", "page")],
+                               chapter: [("softmax" if chapter == SOFTMAX_PAGE else "chapter", "page")]}
+    if PLAYGROUND_PAGE in pages:
+        shared.screenshot_pages.setdefault(PLAYGROUND_PAGE, []).append(("playground", "panel"))
     shared.desktop_queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(book, page)))
     panels = panel_pages(book, pages)
     desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop", axe_source)
@@ -795,7 +1020,7 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe
         finally:
             shared.helper_done.set()
 
-    passes = [lambda: desktop.in_browser(lambda: desktop.desktop_pass(pages)), phone_work]
+    passes = [lambda: desktop.in_browser(desktop.desktop_pass), phone_work]
     if browsers > 1:
         threads = [threading.Thread(target=work) for work in passes]
         for thread in threads:
@@ -813,11 +1038,23 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe
         parts = sorted(((seconds, part) for (pass_name, part), seconds in shared.seconds.items() if pass_name == name),
                        reverse=True)
         print(f"time: the {name} pass: " + ", ".join(f"{part} {seconds:.0f} s" for seconds, part in parts), flush=True)
+    if profile:
+        print_profile(shared)
     if shared.first_results:
         slowest = max(shared.first_results)
         print(f"playground: the slowest panel: {slowest[2]} ({slowest[1]}), first result after {slowest[0]} ms "
               f"(the goal: {PANEL_GOAL_MS} ms on a quiet machine)", flush=True)
     return desktop
+
+
+def report_cache(cache, pages):
+    """Says which pages were not checked again, per width; returns how many, per width."""
+    for width, found in cache.unchanged.items():
+        checked = sorted(set(pages) - set(found))
+        if found:
+            print(f"browser check: at {width} width, {len(found)} pages unchanged since they passed (not checked "
+                  f"again); checked: {', '.join(checked) or 'none'}", flush=True)
+    return {width: len(found) for width, found in cache.unchanged.items()}
 
 
 def main():
@@ -831,6 +1068,10 @@ def main():
                         "width (tools/accessibility.py), and walk chapter 7's panel with the keyboard")
     parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
                         help="run the desktop and the phone pass in two browsers at once (2, the default) or in one")
+    parser.add_argument("--profile", action="store_true", help="print where each page's time went, part by part")
+    parser.add_argument("--cache", help="a folder for the results of the pages that passed: a page whose files, "
+                        "panel programs and checker are unchanged since it passed is not checked again")
+    parser.add_argument("--no-cache", action="store_true", help="check every page (and keep the new results)")
     args = parser.parse_args()
 
     book = os.path.abspath(args.book)
@@ -855,17 +1096,24 @@ def main():
     started = time.monotonic()
     with Server(book) as server:
         programs = os.path.abspath(args.programs or os.path.join(book, "..", "bin"))
+        solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+        cache = PageCache(args.cache and os.path.abspath(args.cache),
+                          checker_key(axe_source, programs, solutions) if args.cache else "", not args.no_cache)
         check = run_checks(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit,
-                           programs, pages, args.browsers, axe_source)
+                           programs, pages, args.browsers, axe_source, cache, args.profile)
         for path in sorted(set(server.missing) - check.shared.axe_requests):
             check.fail(path, "the browser asked for this file, but the book does not have it")
+    cache.save()
+    unchanged = report_cache(cache, pages)
     seconds = time.monotonic() - started
     if check.failures:
         print(f"browser check: {len(check.failures)} problem(s) on {len(pages)} pages ({seconds:.0f} s)")
         return 1
     audited = (f", accessibility audited against WCAG 2.1 AA (axe-core {accessibility().AXE_VERSION}, light and "
                f"dark)" if axe_source else "")
-    print(f"browser check: all {len(pages)} pages passed{audited} ({seconds:.0f} s)")
+    again = (f"; {unchanged['desktop']} at desktop and {unchanged['phone']} at phone width unchanged since they "
+             f"passed" if any(unchanged.values()) else "")
+    print(f"browser check: all {len(pages)} pages passed{audited}{again} ({seconds:.0f} s)")
     return 0
 
 

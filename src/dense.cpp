@@ -11,6 +11,8 @@ namespace sa {
 
 namespace {
 
+thread_local std::size_t threads_here = 1;  // this thread's count, set by ProductThreads
+
 // Where entry (i, p) of the left factor lies: at a[i · row_step + p · depth_step]. For A that is
 // (k, 1); for Aᵀ, read from A, it is (1, k).
 struct Left {
@@ -60,82 +62,145 @@ void product_rows(const Left& left, const double* b, double* c, std::size_t n, s
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define BOOK_WIDE_PRODUCT 1
 //> product-tile
-// The same product on processors with 256-bit registers (AVX2), in tiles of 4 rows × 8 columns:
-// the 32 sums of a tile stay in eight registers of four doubles while p runs from 0 to k − 1, and
-// each row of B loaded serves four rows of C. Every entry is the same sum in the same order as
+// The same product on processors with wide registers, in tiles of Rows rows × two registers of
+// columns: with 256-bit registers (AVX2) 4 rows × 8 columns, with 512-bit ones (AVX-512) 8 rows ×
+// 16 columns. The sums of a tile stay in registers while p runs from 0 to k − 1, and each row of
+// B loaded serves every row of the tile. Every entry is the same sum in the same order as
 // product_rows() gives it, so the bits are the same; only several sums advance at once.
-using Lanes = double __attribute__((vector_size(32)));
+using Lanes4 = double __attribute__((vector_size(32)));  // four doubles: one 256-bit register
+using Lanes8 = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
 
-// Rows i … i+3 of C, in its columns 0 … 7 at c (rows ldc apart), from columns 0 … 7 of B at b
-// (rows ldb apart).
-__attribute__((target("avx2"))) void product_tile(const Left& left, std::size_t i, std::size_t k, const double* b,
-                                                  std::size_t ldb, double* c, std::size_t ldc)
+// Rows i … i+Rows−1 of C, in its first 2·width columns at c (rows ldc apart), from the same
+// columns of B at b (rows ldb apart).
+template <class Lanes, std::size_t Rows>
+[[gnu::always_inline]] inline void product_tile(const Left& left, std::size_t i, std::size_t k, const double* b,
+                                                std::size_t ldb, double* c, std::size_t ldc)
 {
-    Lanes low[4] = {};   // columns 0 … 3 of rows i … i+3
-    Lanes high[4] = {};  // columns 4 … 7
+    constexpr std::size_t width = sizeof(Lanes) / sizeof(double);
+    Lanes low[Rows] = {};   // columns 0 … width−1 of rows i … i+Rows−1
+    Lanes high[Rows] = {};  // columns width … 2·width−1
     for (std::size_t p = 0; p < k; ++p) {
         Lanes b_low;
         Lanes b_high;
         std::memcpy(&b_low, b + p * ldb, sizeof(Lanes));
-        std::memcpy(&b_high, b + p * ldb + 4, sizeof(Lanes));
-        for (std::size_t r = 0; r < 4; ++r) {
+        std::memcpy(&b_high, b + p * ldb + width, sizeof(Lanes));
+        for (std::size_t r = 0; r < Rows; ++r) {
             const double l_ip = left(i + r, p);
             low[r] += l_ip * b_low;
             high[r] += l_ip * b_high;
         }
     }
-    for (std::size_t r = 0; r < 4; ++r) {
+    for (std::size_t r = 0; r < Rows; ++r) {
         std::memcpy(c + r * ldc, &low[r], sizeof(Lanes));
-        std::memcpy(c + r * ldc + 4, &high[r], sizeof(Lanes));
+        std::memcpy(c + r * ldc + width, &high[r], sizeof(Lanes));
     }
 }
 //< product-tile
 
-// Tiles where they fit. The last columns, fewer than 8, are copied into a panel of 8 padded with
-// zeros, whose tile is computed whole and cut; the rows past the last group of four go by
-// product_rows(). Every entry is summed in the same order.
-__attribute__((target("avx2"))) void product_tiles(const Left& left, const double* b, double* c, std::size_t n,
-                                                   std::size_t k, std::size_t m)
+// Leaves the upper halves of the registers clean: code built for the plain 128-bit registers (the
+// mathematics library's exp, for one) runs slowly after wide code that does not.
+__attribute__((target("avx"))) inline void clean_upper_halves()
 {
-    const std::size_t full_rows = n - n % 4;
-    const std::size_t full_cols = m - m % 8;
-    std::vector<double> panel(full_cols < m ? k * 8 : 0, 0.0);
-    for (std::size_t p = 0; p < panel.size() / 8; ++p) {
-        std::copy(b + p * m + full_cols, b + (p + 1) * m, panel.begin() + static_cast<std::ptrdiff_t>(p * 8));
+    __builtin_ia32_vzeroupper();
+}
+
+// Tiles where they fit. The last columns, fewer than a tile's, are copied into a panel as wide as
+// a tile, padded with zeros, whose tile is computed whole and cut; the rows past the last whole
+// tile go by product_rows(). Every entry is summed in the same order.
+template <class Lanes, std::size_t Rows>
+[[gnu::always_inline]] inline void product_tiles(const Left& left, const double* b, double* c, std::size_t n,
+                                                 std::size_t k, std::size_t m)
+{
+    constexpr std::size_t cols = 2 * sizeof(Lanes) / sizeof(double);
+    const std::size_t full_rows = n - n % Rows;
+    const std::size_t full_cols = m - m % cols;
+    std::vector<double> panel(full_cols < m ? k * cols : 0, 0.0);
+    for (std::size_t p = 0; p < panel.size() / cols; ++p) {
+        std::copy(b + p * m + full_cols, b + (p + 1) * m, panel.begin() + static_cast<std::ptrdiff_t>(p * cols));
     }
-    double edge[4 * 8];
-    for (std::size_t i = 0; i < full_rows; i += 4) {
-        for (std::size_t j = 0; j < full_cols; j += 8) {
-            product_tile(left, i, k, b + j, m, c + i * m + j, m);
+    double edge[Rows * cols];
+    for (std::size_t i = 0; i < full_rows; i += Rows) {
+        for (std::size_t j = 0; j < full_cols; j += cols) {
+            product_tile<Lanes, Rows>(left, i, k, b + j, m, c + i * m + j, m);
         }
         if (!panel.empty()) {
-            product_tile(left, i, k, panel.data(), 8, edge, 8);
-            for (std::size_t r = 0; r < 4; ++r) {
-                std::copy(edge + r * 8, edge + r * 8 + (m - full_cols), c + (i + r) * m + full_cols);
+            product_tile<Lanes, Rows>(left, i, k, panel.data(), cols, edge, cols);
+            for (std::size_t r = 0; r < Rows; ++r) {
+                std::copy(edge + r * cols, edge + r * cols + (m - full_cols), c + (i + r) * m + full_cols);
             }
         }
     }
-    // Leave the upper halves of the registers clean: code built for the plain 128-bit registers
-    // (the mathematics library's exp, for one) runs slowly after 256-bit code that does not.
-    __builtin_ia32_vzeroupper();
+    clean_upper_halves();
     product_rows({left.a + full_rows * left.row_step, left.row_step, left.depth_step}, b, c + full_rows * m,
                  n - full_rows, k, m);
 }
+
+__attribute__((target("avx512f"))) void product_tiles_512(const Left& left, const double* b, double* c,
+                                                          std::size_t n, std::size_t k, std::size_t m)
+{
+    product_tiles<Lanes8, 8>(left, b, c, n, k, m);
+}
+
+__attribute__((target("avx2"))) void product_tiles_256(const Left& left, const double* b, double* c,
+                                                       std::size_t n, std::size_t k, std::size_t m)
+{
+    product_tiles<Lanes4, 4>(left, b, c, n, k, m);
+}
 #endif
 
-// C = L · B into a C of zeros, by whichever of the two loops the processor runs faster.
-void product(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
+// C = L · B into a C of zeros, by whichever of the loops the processor runs faster.
+void product_here(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
 {
 #ifdef BOOK_WIDE_PRODUCT
+    if (__builtin_cpu_supports("avx512f")) {
+        product_tiles_512(left, b, c, n, k, m);
+        return;
+    }
     if (__builtin_cpu_supports("avx2")) {
-        product_tiles(left, b, c, n, k, m);
+        product_tiles_256(left, b, c, n, k, m);
         return;
     }
 #endif
     product_rows(left, b, c, n, k, m);
 }
 
+// The same, its rows shared among product_threads() threads in runs of a multiple of 8 rows:
+// each entry is computed by one thread, in the same order.
+void product(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
+{
+    const std::size_t threads = std::min(product_threads(), (n + 7) / 8);
+    if (threads <= 1) {
+        product_here(left, b, c, n, k, m);
+        return;
+    }
+    const std::size_t run = (n + threads * 8 - 1) / (threads * 8) * 8;
+#pragma omp parallel for num_threads(static_cast<int>(threads)) schedule(static)
+    for (std::ptrdiff_t t = 0; t < static_cast<std::ptrdiff_t>(threads); ++t) {
+        const std::size_t first = std::min(n, static_cast<std::size_t>(t) * run);
+        const std::size_t rows = std::min(n - first, run);
+        if (rows > 0) {
+            product_here({left.a + first * left.row_step, left.row_step, left.depth_step}, b, c + first * m, rows, k,
+                         m);
+        }
+    }
+}
+
 }  // namespace
+
+ProductThreads::ProductThreads(std::size_t threads) : before_(threads_here)
+{
+    threads_here = std::max<std::size_t>(threads, 1);
+}
+
+ProductThreads::~ProductThreads()
+{
+    threads_here = before_;
+}
+
+std::size_t product_threads()
+{
+    return threads_here;
+}
 
 Matrix multiply(const Matrix& lhs, const Matrix& rhs)
 {

@@ -8,12 +8,40 @@
 /// p, taken from p = 0 upwards, one rounding per multiplication and per addition: the order of
 /// a textbook dot product. Vectorising across the columns of the result never reorders a sum;
 /// on processors with 256-bit registers (AVX2) the products run in tiles of 4×8 entries whose
-/// sums stay in registers, each still summed in that order, so the bits do not depend on it.
+/// sums stay in registers, and with 512-bit registers (AVX-512) in tiles of 8×16, each still
+/// summed in that order, so the bits do not depend on it. Inside a ProductThreads scope the
+/// tiles are shared among several threads; each entry is still one thread's sum in that order.
 #pragma once
 
 #include "matrix.hpp"
 
+#include <cstddef>
+
 namespace sa {
+
+/// \brief While it lives, the products on this thread (and a training step's heads) share their
+///        rows among \p threads threads; each entry is still one thread's sum in the same order,
+///        so no bit depends on the count.
+///
+/// A program that trains several models at once, one per thread, leaves it at 1 (the default of
+/// every thread); a single training may use the machine's cores.
+class ProductThreads {
+public:
+    /// \brief Sets this thread's count until the object is destroyed.
+    /// \param threads threads per product; 0 and 1 both mean one
+    explicit ProductThreads(std::size_t threads);
+    /// \brief Restores the count that held before.
+    ~ProductThreads();
+    ProductThreads(const ProductThreads&) = delete;             ///< a scope, not a value
+    ProductThreads& operator=(const ProductThreads&) = delete;  ///< a scope, not a value
+
+private:
+    std::size_t before_;
+};
+
+/// \brief The threads the products on this thread may use: 1 outside a ProductThreads scope.
+/// \return the count, at least 1
+[[nodiscard]] std::size_t product_threads();
 
 /// \brief \f$ C = A B \f$: \f$ C_{ij} = \sum_p A_{ip} B_{pj} \f$, summed over p in increasing order.
 ///

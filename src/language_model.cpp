@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 #include "cross_entropy.hpp"
 #include "dense.hpp"
 #include "embedding.hpp"
+#include "head_tiles.hpp"
 
 namespace sa {
 
@@ -78,107 +82,11 @@ struct Slice {
     std::size_t weights;    // where its weights start in LayerTrace::weights; row i holds A(i, 0..i)
 };
 
-// A head's columns of a window's rows, transposed: entry (c, j) is M(first_row + j, column + c), so
-// that the loops over the keys j run along contiguous memory.
-void transpose_slice(const Matrix& m, const Slice& s, std::vector<double>& out)
+// One head's columns of one window's rows, as the tiled head kernels read them.
+HeadWindow head_window(const LayerTrace& t, const Slice& s)
 {
-    out.resize(s.head_dim * s.rows);
-    for (std::size_t j = 0; j < s.rows; ++j) {
-        const double* row = m.data() + (s.first_row + j) * m.cols() + s.column;
-        for (std::size_t c = 0; c < s.head_dim; ++c) {
-            out[c * s.rows + j] = row[c];
-        }
-    }
-}
-
-// One head on one window: A = softmax(Q Kᵀ / √d_head, causal), C = A V. Row i's scores are
-// computed together, s_j += q_c · k_jc for c = 0, 1, …: each score is summed over c in order, and
-// the loop over the keys j, along a row of Kᵀ, vectorises.
-void head_forward(LayerTrace& t, const Slice& s, std::vector<double>& keys_t)
-{
-    Matrix& joined = t.joined;
-    const std::size_t d = joined.cols();
-    const double root = std::sqrt(static_cast<double>(s.head_dim));
-    transpose_slice(t.keys, s, keys_t);
-    for (std::size_t i = 0; i < s.rows; ++i) {
-        const double* q = t.queries.data() + (s.first_row + i) * d + s.column;
-        double* a = t.weights.data() + s.weights + i * s.rows;
-        for (std::size_t c = 0; c < s.head_dim; ++c) {
-            const double* k_c = keys_t.data() + c * s.rows;
-            for (std::size_t j = 0; j <= i; ++j) {
-                a[j] += q[c] * k_c[j];
-            }
-        }
-        double largest = -std::numeric_limits<double>::infinity();
-        for (std::size_t j = 0; j <= i; ++j) {
-            a[j] = a[j] / root;
-            largest = std::fmax(largest, a[j]);
-        }
-        double total = 0.0;
-        for (std::size_t j = 0; j <= i; ++j) {
-            a[j] = std::exp(a[j] - largest);
-            total += a[j];
-        }
-        double* out = joined.data() + (s.first_row + i) * d + s.column;
-        for (std::size_t j = 0; j <= i; ++j) {
-            a[j] /= total;
-            const double* v = t.values.data() + (s.first_row + j) * d + s.column;
-            for (std::size_t c = 0; c < s.head_dim; ++c) {
-                out[c] += a[j] * v[c];
-            }
-        }
-    }
-}
-
-struct HeadGrads {
-    Matrix& d_queries;
-    Matrix& d_keys;
-    Matrix& d_values;
-};
-
-// One head on one window, backwards: dA = dC Vᵀ, dV = Aᵀ dC, dS = A ∘ (dA − rowsum(dA ∘ A)) / √d_head,
-// dQ = dS K, dK = dSᵀ Q; every sum in the order of the rows, each dA_ij summed over c in order
-// (the loop over j, along a row of Vᵀ, vectorises).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void head_backward(const LayerTrace& t, const Matrix& d_joined, const Slice& s, HeadGrads g,
-                   std::vector<double>& d_a, std::vector<double>& values_t)
-{
-    const std::size_t d = d_joined.cols();
-    const double root = std::sqrt(static_cast<double>(s.head_dim));
-    transpose_slice(t.values, s, values_t);
-    for (std::size_t i = 0; i < s.rows; ++i) {
-        const std::size_t row_i = (s.first_row + i) * d + s.column;
-        const double* d_out = d_joined.data() + row_i;
-        const double* a = t.weights.data() + s.weights + i * s.rows;
-        std::fill(d_a.begin(), d_a.begin() + static_cast<std::ptrdiff_t>(i + 1), 0.0);
-        for (std::size_t c = 0; c < s.head_dim; ++c) {
-            const double* v_c = values_t.data() + c * s.rows;
-            for (std::size_t j = 0; j <= i; ++j) {
-                d_a[j] += d_out[c] * v_c[j];
-            }
-        }
-        double weighted = 0.0;
-        for (std::size_t j = 0; j <= i; ++j) {
-            weighted += a[j] * d_a[j];
-        }
-        const double* __restrict q = t.queries.data() + row_i;
-        double* __restrict d_q = g.d_queries.data() + row_i;
-        for (std::size_t j = 0; j <= i; ++j) {
-            const std::size_t row_j = (s.first_row + j) * d + s.column;
-            const double d_score = a[j] * (d_a[j] - weighted) / root;
-            const double a_ij = a[j];
-            const double* __restrict k = t.keys.data() + row_j;
-            double* __restrict d_k = g.d_keys.data() + row_j;
-            double* __restrict d_v = g.d_values.data() + row_j;
-            for (std::size_t c = 0; c < s.head_dim; ++c) {
-                d_q[c] += d_score * k[c];
-                d_k[c] += d_score * q[c];
-                d_v[c] += a_ij * d_out[c];
-            }
-        }
-    }
+    const std::size_t at = s.first_row * t.queries.cols() + s.column;
+    return {t.queries.data() + at, t.keys.data() + at, t.values.data() + at, t.queries.cols(), s.rows, s.head_dim};
 }
 
 std::size_t window_count(std::size_t rows, std::size_t window)
@@ -275,11 +183,13 @@ Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size
     rotate(t.keys, heads, window, table, false);
     t.weights.assign(input.rows() * window * heads, 0.0);
     t.joined = Matrix(input.rows(), input.cols());
-    std::vector<double> keys_t;
-    for (std::size_t w = 0; w < window_count(input.rows(), window); ++w) {
-        for (std::size_t h = 0; h < heads; ++h) {
-            head_forward(t, slice_of(t, w, h, heads, window), keys_t);
-        }
+    const auto slices = static_cast<std::ptrdiff_t>(window_count(input.rows(), window) * heads);
+    const int threads = static_cast<int>(product_threads());
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head: A = softmax(Q Kᵀ / √d_head, causal), C = A V
+        const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
+        head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
+                           t.joined.data() + s.first_row * t.joined.cols() + s.column);
     }
     Matrix output = multiply(t.joined, layer.w_out);
     add_in_place(output, input);  // the residual stream: X + C W_O
@@ -298,13 +208,14 @@ Matrix layer_backward(const AttentionLayer& layer, const LayerTrace& t, const Ma
     Matrix d_queries(t.input.rows(), t.input.cols());
     Matrix d_keys(t.input.rows(), t.input.cols());
     Matrix d_values(t.input.rows(), t.input.cols());
-    std::vector<double> scratch(window);
-    std::vector<double> values_t;
-    for (std::size_t w = 0; w < window_count(t.input.rows(), window); ++w) {
-        for (std::size_t h = 0; h < heads; ++h) {
-            head_backward(t, d_joined, slice_of(t, w, h, heads, window),
-                          {d_queries, d_keys, d_values}, scratch, values_t);
-        }
+    const auto slices = static_cast<std::ptrdiff_t>(window_count(t.input.rows(), window) * heads);
+    const int threads = static_cast<int>(product_threads());
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+    for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head writes its own rows and columns
+        const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
+        const std::size_t at = s.first_row * t.input.cols() + s.column;
+        head_backward_tiled(head_window(t, s), t.weights.data() + s.weights, d_joined.data() + at,
+                            {d_queries.data() + at, d_keys.data() + at, d_values.data() + at});
     }
     const RotaryTable table = rotary_table(window, t.input.cols() / heads);
     rotate(d_queries, heads, window, table, true);
@@ -417,6 +328,10 @@ double evaluate(const LanguageModel& model, const Batch& batch)
 
 Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 {
+#ifdef __GLIBC__
+    static const int kept = mallopt(M_TOP_PAD, 64 << 20);  // once: the heap keeps 64 MiB spare on top
+    static_cast<void>(kept);
+#endif
     Trainer trainer{std::move(model), {}, settings, 0};
     for (Matrix* parameter : parameters(trainer.model)) {
         trainer.moments.push_back(zero_moments(*parameter));
@@ -427,6 +342,7 @@ Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 //> train-step
 double training_step(Trainer& trainer, const Batch& batch)
 {
+    const ProductThreads threads(trainer.threads);
     const ForwardTrace trace = forward(trainer.model, batch.inputs, batch.window);
     const CrossEntropy loss = cross_entropy(trace.logits, batch.targets);
     LanguageModel grads = backward(trainer.model, trace, loss.d_logits);

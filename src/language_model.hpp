@@ -175,9 +175,17 @@ struct Trainer {
     std::vector<AdamMoments> moments;    ///< one per parameter, in the order of parameters()
     AdamSettings settings;               ///< Adam's settings
     std::size_t steps = 0;               ///< steps taken
+    /// threads one step may use (see ProductThreads): 1 by default, for a program that trains
+    /// several models at once; the bits of every step are the same for any count
+    std::size_t threads = 1;
 };
 
 /// \brief A trainer for a model: zero moments, no step taken.
+///
+/// Each step allocates and frees the same few megabytes of traces and gradients. With the GNU C
+/// library, the first trainer asks it to keep 64 MiB spare at the top of the heap, so that those
+/// buffers are reused rather than handed back to the system and faulted in again as fresh pages
+/// on every step; nothing else changes.
 /// \param model the model
 /// \param settings Adam's settings
 /// \return the trainer

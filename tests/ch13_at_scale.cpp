@@ -16,7 +16,9 @@
 
 #include "attention.hpp"
 #include "example.hpp"
+#include "dense.hpp"
 #include "fast_attention.hpp"
+#include "head_tiles.hpp"
 #include "helpers.hpp"
 #include "masking.hpp"
 #include "projection.hpp"
@@ -668,4 +670,127 @@ TEST_CASE("A training step's operations: its products listed one by one, forward
     INFO("chapter 15's step: N = 1024, d = 64, W = 64, V = 63, 2 layers: "
          "3·(2·(8·1024·64² + 4·1024·64·64) + 2·1024·64·63) = 326 762 496");
     CHECK(bench::training_step_operations({63, 64, 4, 2, 64}, 16) == 326762496.0);
+}
+
+namespace {
+
+// One head on one window by the plain loops whose order src/head_tiles.hpp documents: every
+// sum from zero, over the features c (scores, dA) or over the rows (outputs, dQ, dK, dV) in
+// increasing order; the largest score by std::fmax.
+struct PlainHead {
+    std::vector<double> weights;  // n×n, zeros above the diagonal
+    std::vector<double> out, d_queries, d_keys, d_values;  // n×head_dim
+};
+
+PlainHead plain_head(const sa::HeadWindow& h, const double* d_out)
+{
+    const std::size_t n = h.rows;
+    const std::size_t hd = h.head_dim;
+    const double root = std::sqrt(static_cast<double>(hd));
+    const auto at = [&](const double* m, std::size_t i, std::size_t c) { return m[i * h.stride + c]; };
+    PlainHead p{std::vector<double>(n * n, 0.0), std::vector<double>(n * hd, 0.0), std::vector<double>(n * hd, 0.0),
+                std::vector<double>(n * hd, 0.0), std::vector<double>(n * hd, 0.0)};
+    std::vector<double> d_scores(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        double* a = p.weights.data() + i * n;
+        double largest = -std::numeric_limits<double>::infinity();
+        for (std::size_t j = 0; j <= i; ++j) {
+            for (std::size_t c = 0; c < hd; ++c) {
+                a[j] += at(h.queries, i, c) * at(h.keys, j, c);
+            }
+            a[j] = a[j] / root;
+            largest = std::fmax(largest, a[j]);
+        }
+        double total = 0.0;
+        for (std::size_t j = 0; j <= i; ++j) {
+            a[j] = std::exp(a[j] - largest);
+            total += a[j];
+        }
+        double weighted = 0.0;
+        std::vector<double> d_a(i + 1, 0.0);
+        for (std::size_t j = 0; j <= i; ++j) {
+            a[j] /= total;
+            for (std::size_t c = 0; c < hd; ++c) {
+                p.out[i * hd + c] += a[j] * at(h.values, j, c);
+                d_a[j] += at(d_out, i, c) * at(h.values, j, c);
+            }
+            weighted += a[j] * d_a[j];
+        }
+        for (std::size_t j = 0; j <= i; ++j) {
+            d_scores[i * n + j] = a[j] * (d_a[j] - weighted) / root;
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j <= i; ++j) {
+            for (std::size_t c = 0; c < hd; ++c) {
+                p.d_queries[i * hd + c] += d_scores[i * n + j] * at(h.keys, j, c);
+                p.d_keys[j * hd + c] += d_scores[i * n + j] * at(h.queries, i, c);
+                p.d_values[j * hd + c] += p.weights[i * n + j] * at(d_out, i, c);
+            }
+        }
+    }
+    return p;
+}
+
+// Columns [column, column + width) of an n-row block whose rows are `stride` apart.
+std::vector<double> columns_of(const std::vector<double>& m, std::size_t n, std::size_t stride, std::size_t column,
+                               std::size_t width)
+{
+    std::vector<double> out;
+    for (std::size_t i = 0; i < n; ++i) {
+        out.insert(out.end(), m.begin() + static_cast<std::ptrdiff_t>(i * stride + column),
+                   m.begin() + static_cast<std::ptrdiff_t>(i * stride + column + width));
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("The training step's head tiles equal the plain loops bit for bit, forward and backward", "[ch13][support]")
+{
+    // n = 1 fills no tile; 13 leaves rows over a tile of 8; 64 is the chapters' window. A head
+    // of width 2, 6 or 20 leaves columns over a tile of 16 (or 8), 16 is the chapters' d/h. The
+    // head sits at column 2 of rows 3·head_dim + 2 apart, so the tiles read and write a slice.
+    sa::SplitMix64 generator(27);
+    for (const std::size_t n : {std::size_t{1}, std::size_t{13}, std::size_t{64}}) {
+        for (const std::size_t hd : {std::size_t{2}, std::size_t{6}, std::size_t{16}, std::size_t{20}}) {
+            INFO("n = " << n << ", d/h = " << hd << ": every entry the same sum in the same order as the plain loops");
+            const std::size_t stride = 3 * hd + 2;
+            const sa::Matrix q = sa::random_matrix(n, stride, generator);
+            const sa::Matrix k = sa::random_matrix(n, stride, generator);
+            const sa::Matrix v = sa::random_matrix(n, stride, generator);
+            const sa::Matrix d_out = sa::random_matrix(n, stride, generator);
+            const sa::HeadWindow head{q.data() + 2, k.data() + 2, v.data() + 2, stride, n, hd};
+            const PlainHead plain = plain_head(head, d_out.data() + 2);
+            std::vector<double> weights(n * n, 0.0);
+            std::vector<double> out(n * stride, 0.0), d_q(n * stride, 0.0), d_k(n * stride, 0.0), d_v(n * stride, 0.0);
+            sa::head_forward_tiled(head, weights.data(), out.data() + 2);
+            sa::head_backward_tiled(head, weights.data(), d_out.data() + 2, {d_q.data() + 2, d_k.data() + 2, d_v.data() + 2});
+            CHECK(weights == plain.weights);
+            CHECK(columns_of(out, n, stride, 2, hd) == plain.out);
+            CHECK(columns_of(d_q, n, stride, 2, hd) == plain.d_queries);
+            CHECK(columns_of(d_k, n, stride, 2, hd) == plain.d_keys);
+            CHECK(columns_of(d_v, n, stride, 2, hd) == plain.d_values);
+        }
+    }
+}
+
+TEST_CASE("Products shared among threads give the same bits as on one thread", "[ch13][support]")
+{
+    // 203 rows split into runs of a multiple of 8 leave a short last run and rows past the last
+    // tile; each entry is still one thread's sum in the same order.
+    sa::SplitMix64 generator(28);
+    const sa::Matrix a = sa::random_matrix(203, 37, generator);
+    const sa::Matrix b = sa::random_matrix(37, 45, generator);
+    const sa::Matrix c = sa::random_matrix(203, 45, generator);
+    const sa::Matrix one = sa::multiply(a, b);
+    const sa::Matrix one_lhs = sa::multiply_transposed_lhs(a, c);
+    CHECK(sa::product_threads() == 1);
+    {
+        const sa::ProductThreads threads(3);
+        CHECK(sa::product_threads() == 3);
+        CHECK(sa::identical(sa::multiply(a, b), one));
+        CHECK(sa::identical(sa::multiply_transposed_lhs(a, c), one_lhs));
+    }
+    CHECK(sa::product_threads() == 1);
 }

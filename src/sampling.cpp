@@ -31,9 +31,9 @@ std::vector<double> rule_probabilities(const std::vector<double>& logits, double
     // BEGIN SOLUTION rule_probabilities: chapter 16, Generating text
     const std::size_t v = logits.size();
     if (v == 0 || !(temperature > 0.0) || top_k == 0 || top_k > v) {
-        throw std::invalid_argument(fmt::format("rule_probabilities: {} logits, temperature {}, top-k {}; expected "
-                                                "at least one logit, a temperature above 0 and k from 1 to {}",
-                                                v, temperature, top_k, v));
+        throw std::invalid_argument(fmt::format(
+            "rule_probabilities: {} logits, temperature {}, top-k {}; expected at least one "
+            "logit, a temperature above 0 and k from 1 to {}", v, temperature, top_k, v));
     }
     // The k largest logits, the lower index first among equals.
     std::vector<std::size_t> order(v);
@@ -65,7 +65,8 @@ std::size_t inverse_cdf_draw(const std::vector<double>& probabilities, double un
 {
     // BEGIN SOLUTION inverse_cdf_draw: chapter 16, Generating text
     if (!(uniform >= 0.0 && uniform < 1.0)) {
-        throw std::invalid_argument(fmt::format("inverse_cdf_draw: u = {}; expected a number in [0, 1)", uniform));
+        throw std::invalid_argument(
+            fmt::format("inverse_cdf_draw: u = {}; expected a number in [0, 1)", uniform));
     }
     std::size_t last_possible = probabilities.size();
     double cumulative = 0.0;
@@ -79,7 +80,8 @@ std::size_t inverse_cdf_draw(const std::vector<double>& probabilities, double un
         }
     }
     if (last_possible == probabilities.size()) {
-        throw std::invalid_argument("inverse_cdf_draw: no probability above 0; expected a distribution");
+        throw std::invalid_argument(
+            "inverse_cdf_draw: no probability above 0; expected a distribution");
     }
     return last_possible;  // rounding left the last cumulative sum at or below u
     // END SOLUTION

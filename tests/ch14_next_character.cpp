@@ -25,6 +25,7 @@
 #include "dense.hpp"
 #include "embedding.hpp"
 #include "gradient_check.hpp"
+#include "helpers.hpp"
 #include "language_model.hpp"
 #include "masking.hpp"
 #include "multi_head.hpp"
@@ -612,13 +613,6 @@ double reference_window_loss(const sa::LanguageModel& model, const std::vector<s
     return total;
 }
 
-std::string read_all(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in.good());
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // The number printed after a label in the book's output, as text, e.g. "2.264".
 std::string printed_after(const std::string& output, const std::string& label)
 {
@@ -650,9 +644,9 @@ struct ByteCounts {
 // sanitizer build and a learner's build do not make; CMake registers it where that run exists.
 TEST_CASE("The chapter's printed numbers recomputed from the text and the saved model", "[.ch14-run][support]")
 {
-    const std::string training = read_all(BOOK_KJV_TRAINING);
-    const std::string held_out = read_all(BOOK_KJV_HELD_OUT);
-    const std::string output = read_all(BOOK_CH14_OUTPUT);
+    const std::string training = helpers::read_all(BOOK_KJV_TRAINING);
+    const std::string held_out = helpers::read_all(BOOK_KJV_HELD_OUT);
+    const std::string output = helpers::read_all(BOOK_CH14_OUTPUT);
     INFO("character counts: the sizes of the two files, one byte per character");
     CHECK_THAT(output, Contains(fmt::format("Training text: {} characters. Held-out text: {} characters.",
                                             training.size(), held_out.size())));
@@ -717,7 +711,7 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "counted trigram  " + three(trigram_sum / trigram_count) + " (") ==
           three(trigram_sum / trigram_count / std::log(2.0)));
     // The trained model, read from the file the run saved, through the Eigen forward pass above.
-    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH14_MODEL));
+    const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH14_MODEL));
     const sa::Vocabulary vocabulary = sa::make_vocabulary(training);
     const std::vector<std::size_t> tokens = sa::encode(vocabulary, held_out);
     double model_sum = 0.0;

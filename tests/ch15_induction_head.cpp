@@ -19,6 +19,7 @@
 #include "cross_entropy.hpp"
 #include "dense.hpp"
 #include "embedding.hpp"
+#include "helpers.hpp"
 #include "language_model.hpp"
 #include "random.hpp"
 #include "safetensors.hpp"
@@ -306,16 +307,9 @@ TEST_CASE("The scores read the forward pass's weights: trace_attention is head_a
 
 namespace {
 
-std::string read_all(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    REQUIRE(in);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 sa::LanguageModel saved_model(const std::string& path)
 {
-    return sa::load_safetensors(read_all(path)).model;
+    return sa::load_safetensors(helpers::read_all(path)).model;
 }
 
 std::string three(double value)
@@ -350,10 +344,10 @@ std::string verdict(bool met)
 
 TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
 {
-    const std::string output = read_all(BOOK_CH15_OUTPUT);
-    const std::string training_text = read_all(BOOK_KJV_TRAINING);
+    const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
+    const std::string training_text = helpers::read_all(BOOK_KJV_TRAINING);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(training_text);
-    const std::vector<std::size_t> held_out = sa::encode(vocabulary, read_all(BOOK_KJV_HELD_OUT));
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
     const sa::LanguageModel model = saved_model(BOOK_CH15_MODEL);
     const sa::LanguageModel plain = saved_model(std::string(BOOK_CH15_MODEL) + ".without-mix");
     INFO("the one-layer control is chapter 14's saved model, trained on text alone");

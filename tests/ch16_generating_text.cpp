@@ -19,6 +19,7 @@
 #include "char_text.hpp"
 #include "circuits.hpp"
 #include "generation.hpp"
+#include "helpers.hpp"
 #include "language_model.hpp"
 #include "random.hpp"
 #include "safetensors.hpp"
@@ -42,12 +43,6 @@ std::vector<std::size_t> random_tokens(std::size_t n, std::size_t v, sa::SplitMi
         token = generator.next() % v;
     }
     return tokens;
-}
-
-std::string read_all(const char* path)
-{
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 // softmax(z / T), the largest logit subtracted first, written out again.
@@ -239,8 +234,8 @@ TEST_CASE("Generation with and without the cache gives the same characters", "[c
 
 TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch16-run][support]")
 {
-    const std::string output = read_all(BOOK_CH16_OUTPUT);
-    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH14_MODEL));
+    const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH14_MODEL));
     const sa::LanguageModel& model = saved.model;
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     const std::size_t v = saved.vocabulary.size();
@@ -290,7 +285,7 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
     INFO("with the cache: 26 + 120 - 1 = 145 rows; without: 120 * 26 + (0 + ... + 119) = 3120 + 7140 = 10260");
     CHECK_THAT(output, Catch::Matchers::Contains("computed: 145 with the cache, 10260 recomputing"));
     // Past the context: each held-out window run on its own, as one window of 256 and as four of 64.
-    const std::vector<std::size_t> held_out = sa::encode(vocabulary, read_all(BOOK_KJV_HELD_OUT));
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
     const sa::Batch batch = sa::even_batch(held_out, 16, 256);
     for (const auto& [first, last] : {std::pair<std::size_t, std::size_t>{0, 64}, {64, 128}, {128, 256}}) {
         double one = 0.0;
@@ -350,8 +345,8 @@ std::pair<std::size_t, std::size_t> chapter_15_circuit(const sa::LanguageModel& 
 
 TEST_CASE("The induction head at work: chapter 15's model on a rare name recomputed", "[.ch16-run][support]")
 {
-    const std::string output = read_all(BOOK_CH16_OUTPUT);
-    const sa::SavedModel saved = sa::load_safetensors(read_all(BOOK_CH15_MODEL));
+    const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH15_MODEL));
     const sa::LanguageModel& model = saved.model;
     REQUIRE(model.layers.size() == 2);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);

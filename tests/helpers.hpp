@@ -1,9 +1,14 @@
 // The helpers several chapter tests share: whole numbers and random inputs from the book's
-// own generator, and a copy of a matrix into Eigen for the independent references.
+// own generator, a copy of a matrix into Eigen for the independent references, and the
+// whole of a file the build made.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
 
 #include <Eigen/Dense>
 
@@ -11,6 +16,18 @@
 #include "random.hpp"
 
 namespace helpers {
+
+// The bytes of a file, whole. The tests of chapters 14 to 16 name what the build made
+// relative to the build folder, where CTest runs them; a file that cannot be read is an
+// error that names it, never an empty text.
+inline std::string read_all(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot read " + path + " (a relative path is read from the build folder)");
+    }
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 // A whole number from 0 to count - 1. The inputs come from the book's own SplitMix64
 // (src/random.hpp): its sequence is fixed by the seed on every platform, unlike the

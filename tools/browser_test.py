@@ -209,7 +209,7 @@ def shifted(matrix, by):
 OWN_INPUTS = {"first": [("--steps", "3", "3 steps"), ("--greedy", True, "greedy")],
               "other": [("--steps", "3", "3 steps"), ("--heads", "2", "2 heads"),
                         ("--sequence", "Mouse eats cheese", "a sequence"), ("--prompt", "In the beginning", "a prompt"),
-                        ("--temperature", "0.5", "T = 0.5")]}
+                        ("--temperature", "0.5", "τ = 0.5")]}
 
 
 def playground_inputs(defaults):

@@ -13,18 +13,6 @@ namespace {
 
 thread_local std::size_t threads_here = 1;  // this thread's count, set by ProductThreads
 
-// Where entry (i, p) of the left factor lies: at a[i · row_step + p · depth_step]. For A that is
-// (k, 1); for Aᵀ, read from A, it is (1, k).
-struct Left {
-    const double* a;
-    std::size_t row_step;
-    std::size_t depth_step;
-    [[gnu::always_inline]] double operator()(std::size_t i, std::size_t p) const
-    {
-        return a[i * row_step + p * depth_step];
-    }
-};
-
 //> product-rows
 // C = L · B, n×m, into a C of zeros: row i of C gathers L(i, p) · row p of B for p = 0, 1, …, so
 // entry (i, j) is 0 + L(i,0)·B(0,j) + L(i,1)·B(1,j) + …, one rounding per multiplication and per

@@ -43,6 +43,23 @@ private:
 /// \return the count, at least 1
 [[nodiscard]] std::size_t product_threads();
 
+/// \brief A left factor read where it lies: entry (i, p) at a[i · row_step + p · depth_step]. For A
+///        itself that is (k, 1); for Aᵀ, read from A, it is (1, k). The products here and the
+///        attention heads' tiles (head_tiles.hpp) read their left factors through it.
+struct Left {
+    const double* a;         ///< entry (0, 0)
+    std::size_t row_step;    ///< how far apart the rows are
+    std::size_t depth_step;  ///< how far apart the entries of a row are
+    /// \brief Entry (i, p).
+    /// \param i its row
+    /// \param p its place along the sum
+    /// \return the entry
+    [[gnu::always_inline]] double operator()(std::size_t i, std::size_t p) const
+    {
+        return a[i * row_step + p * depth_step];
+    }
+};
+
 /// \brief \f$ C = A B \f$: \f$ C_{ij} = \sum_p A_{ip} B_{pj} \f$, summed over p in increasing order.
 ///
 /// Shapes: A is n×k, B is k×m, C is n×m.

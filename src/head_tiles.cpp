@@ -1,5 +1,7 @@
 #include "head_tiles.hpp"
 
+#include "dense.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,17 +20,6 @@ std::size_t round_up(std::size_t count, std::size_t step)
 {
     return (count + step - 1) / step * step;
 }
-
-// Rows of a left factor: entry (r, p) is a[(first + r) · row_step + p · depth_step].
-struct Left {
-    const double* a;
-    std::size_t row_step;
-    std::size_t depth_step;
-    [[gnu::always_inline]] double operator()(std::size_t r, std::size_t p) const
-    {
-        return a[r * row_step + p * depth_step];
-    }
-};
 
 // The sums of one tile of R rows and W·8 columns: acc[r][w] = 0 + L(r, p)·B(p, 8w …) over p from
 // first[r] to end[r] − 1, in order, one rounding per multiplication and per addition. From the

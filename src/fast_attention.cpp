@@ -321,7 +321,12 @@ void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, 
                     &ops.k[first_panel_key * ops.key_dim], ops.key_dim * panel_width, scratch.scores.data(),
                     scratch.score_cols, false);
     const std::size_t real_rows = block.last_query - block.first_query;  // the padding rows are never read
-    for (std::size_t r = 0; r < real_rows; ++r) {
+    // Most blocks hide nothing: no explicit mask, whole panels, and (under the causal rule)
+    // every key at or before the block's first query.
+    const bool whole_panels = first_panel_key == block.first_key && width == block.last_key - block.first_key;
+    const bool all_visible = rule.mask == nullptr && whole_panels &&
+                             (rule.masking != Masking::causal || block.last_key <= block.first_query + 1);
+    for (std::size_t r = 0; !all_visible && r < real_rows; ++r) {
         hide_keys(rule, block, block.first_query + r, first_panel_key, &scratch.scores[r * scratch.score_cols], width);
     }
     softmax_block(scratch, real_rows, width, ops.value_cols);

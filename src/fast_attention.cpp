@@ -42,17 +42,20 @@ struct CacheLineAllocator {
 using Numbers = std::vector<double, CacheLineAllocator<double>>;
 
 //> micro-kernel
-// C (8×16) = A (8×depth) · B (depth×16), or C += it, where B is a panel: its 16 columns
-// stored row after row, so that the loop reads it front to back. The 8×16 sums live in
-// sixteen registers of eight doubles each for the whole depth; each number loaded from B
-// serves eight rows, and each number of A sixteen columns.
+// C (8×16) = A (8×depth) · B (depth×16), or C += it (Accumulate), where B is a panel: its 16
+// columns stored row after row, so that the loop reads it front to back. The 8×16 sums live
+// in sixteen registers of eight doubles each for the whole depth; each number loaded from B
+// serves eight rows, and each number of A sixteen columns. Accumulate is a template
+// parameter rather than an argument, so that each version of the tile has no branch and
+// keeps its sums in registers to the end.
 using Lanes = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
 constexpr std::size_t lanes = 8;
 constexpr std::size_t tile_rows = 8;
 constexpr std::size_t panel_width = 2 * lanes;
 
+template <bool Accumulate>
 void multiply_tile(const double* a, std::size_t lda, const double* panel, std::size_t depth, double* c,
-                   std::size_t ldc, bool accumulate)
+                   std::size_t ldc)
 {
     Lanes sums[tile_rows][2] = {};
     for (std::size_t k = 0; k < depth; ++k) {
@@ -69,7 +72,7 @@ void multiply_tile(const double* a, std::size_t lda, const double* panel, std::s
     for (std::size_t r = 0; r < tile_rows; ++r) {
         for (std::size_t half = 0; half < 2; ++half) {
             Lanes old = {};
-            if (accumulate) {
+            if constexpr (Accumulate) {
                 std::memcpy(&old, c + r * ldc + half * lanes, sizeof(Lanes));
             }
             old += sums[r][half];
@@ -81,13 +84,14 @@ void multiply_tile(const double* a, std::size_t lda, const double* panel, std::s
 
 // C (rows×16·panels) = or += A (rows×depth) · B, B given as panels of 16 columns each,
 // panel_stride numbers apart; rows is a multiple of 8 (the arrays are padded).
+template <bool Accumulate>
 void multiply_panels(std::size_t rows, std::size_t panels, std::size_t depth, const double* a, std::size_t lda,
-                     const double* b_panels, std::size_t panel_stride, double* c, std::size_t ldc, bool accumulate)
+                     const double* b_panels, std::size_t panel_stride, double* c, std::size_t ldc)
 {
     for (std::size_t p = 0; p < panels; ++p) {  // one panel of B stays in the L1 cache while A streams past
         for (std::size_t r = 0; r < rows; r += tile_rows) {
-            multiply_tile(a + r * lda, lda, b_panels + p * panel_stride, depth, c + r * ldc + p * panel_width, ldc,
-                          accumulate);
+            multiply_tile<Accumulate>(a + r * lda, lda, b_panels + p * panel_stride, depth,
+                                      c + r * ldc + p * panel_width, ldc);
         }
     }
 }
@@ -317,9 +321,9 @@ void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, 
     const std::size_t rows = round_up(block.last_query - block.first_query, tile_rows);
     const std::size_t first_panel_key = block.first_key / panel_width * panel_width;
     const std::size_t width = round_up(block.last_key, panel_width) - first_panel_key;
-    multiply_panels(rows, width / panel_width, ops.key_dim, &ops.q[block.first_query * ops.key_dim], ops.key_dim,
-                    &ops.k[first_panel_key * ops.key_dim], ops.key_dim * panel_width, scratch.scores.data(),
-                    scratch.score_cols, false);
+    multiply_panels<false>(rows, width / panel_width, ops.key_dim, &ops.q[block.first_query * ops.key_dim],
+                           ops.key_dim, &ops.k[first_panel_key * ops.key_dim], ops.key_dim * panel_width,
+                           scratch.scores.data(), scratch.score_cols);
     const std::size_t real_rows = block.last_query - block.first_query;  // the padding rows are never read
     // Most blocks hide nothing: no explicit mask, whole panels, and (under the causal rule)
     // every key at or before the block's first query.
@@ -330,9 +334,9 @@ void absorb_fast(const Operands& ops, const MaskRule& rule, const Block& block, 
         hide_keys(rule, block, block.first_query + r, first_panel_key, &scratch.scores[r * scratch.score_cols], width);
     }
     softmax_block(scratch, real_rows, width, ops.value_cols);
-    multiply_panels(rows, ops.value_cols / panel_width, width, scratch.scores.data(), scratch.score_cols,
-                    &ops.v[first_panel_key * panel_width], ops.padded_keys * panel_width, scratch.accumulator.data(),
-                    ops.value_cols, true);
+    multiply_panels<true>(rows, ops.value_cols / panel_width, width, scratch.scores.data(), scratch.score_cols,
+                          &ops.v[first_panel_key * panel_width], ops.padded_keys * panel_width,
+                          scratch.accumulator.data(), ops.value_cols);
 }
 //< fast-block
 
@@ -356,7 +360,10 @@ void attend_query_block(const Operands& ops, const MaskRule& rule, const TileSiz
         if (rule.masking == Masking::causal && first_key >= last_query) {
             break;  // every later key comes after every query of the block
         }
-        const std::size_t last_key = std::min(first_key + tiles.key_block, ops.keys);
+        std::size_t last_key = std::min(first_key + tiles.key_block, ops.keys);
+        if (rule.masking == Masking::causal) {
+            last_key = std::min(last_key, last_query);  // no query of the block sees a later key
+        }
         absorb_fast(ops, rule, {first_query, last_query, first_key, last_key}, scratch);
     }
     for (std::size_t i = first_query; i < last_query; ++i) {

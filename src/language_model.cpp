@@ -29,7 +29,7 @@ Matrix scaled_random(std::size_t rows, std::size_t cols, double spread, SplitMix
     return matrix;
 }
 
-// cos(p θ_i) and sin(p θ_i) for positions p < window and pairs i < d_head / 2, computed as
+// cos(p θ_i) and sin(p θ_i) for positions p < window and pairs i < d/(2h), computed as
 // rope() computes them, so the turned vectors are rope()'s bit for bit.
 struct RotaryTable {
     std::size_t pairs = 0;
@@ -185,7 +185,7 @@ Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size
     t.joined = Matrix(input.rows(), input.cols());
     const auto slices = static_cast<std::ptrdiff_t>(window_count(input.rows(), window) * heads);
 #pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
-    for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head: A = softmax(Q Kᵀ / √d_head, causal), C = A V
+    for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head: A = softmax(Q Kᵀ / √(d/h), causal), C = A V
         const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
         head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
                            t.joined.data() + s.first_row * t.joined.cols() + s.column);

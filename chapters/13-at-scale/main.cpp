@@ -52,7 +52,7 @@ std::string traffic_counts()
 {
     constexpr std::uint64_t n = 4096;
     constexpr std::uint64_t d = 64;
-    const sa::TileSizes tiles;  // the fast kernel's default blocks
+    const sa::TileSizes tiles;  // the tiled loop's default blocks, 64 by 64
     const std::uint64_t reference = sa::reference_matrix_traffic(n, n);
     const std::uint64_t operations = sa::block_operations(tiles, d, d);
     const std::uint64_t loads = sa::block_loads(tiles, d, d);

@@ -13,25 +13,26 @@ tools/setup.sh from the npm registry, pinned to AXE_VERSION, and injected from
 the local file, never from a network) then audits it in the light colour scheme
 and again in the dark one.
 
-The colour contrast of code is checked apart. The listings' syntax highlighting
-(a span per token, inside div.highlight pre) and the API page's signatures (dt.sig)
-hold most of the book's text elements, and axe-core's color-contrast rule, which
-composes every element's stack of backgrounds, would spend most of the audit's time
-on them. So color-contrast skips those blocks (its selector is narrowed; every other
-rule still audits them), and tools/browser/code_contrast.js checks their text in the
-same colour scheme, before axe-core runs: each element with text of its own that is
-shown, its text colour over its background colour (the nearest one that is not
-transparent, semi-transparent ones laid over those below), each combination of colour,
-background, font size and weight once, against WCAG 2.1's contrast ratio (4.5:1, or
-3:1 for large text: 24 px, or 18.66 px bold, rounded as axe-core rounds it). It is
-stricter than axe-core: it also checks punctuation, which axe-core skips, and a single
-character, which axe-core leaves undecided when it fails. An element it cannot judge
-that simply (a background image or gradient, opacity, a filter or blend mode, a text
-shadow or stroke, a pseudo-element with a background, a colour it cannot read, a form
-field, SVG) is audited by axe-core's color-contrast rule after all, on those elements
-alone, so nothing is left out. What it does not see is another element laid over the
-text, which axe-core looks for; the one the book lays over listings, the copy button,
-must not cover their text (the browser check's code_layout.js).
+The colour contrast of code is checked apart. The listings' syntax highlighting (a
+span per token, inside div.highlight pre) and the API page's signatures (dt.sig) are
+most of the elements axe-core's color-contrast rule looks at (on a chapter page two in
+three or more, on the API page half), and that rule, which composes each element's
+stack of backgrounds, is the slowest of the audit. So color-contrast skips those
+blocks (its selector is narrowed; every other rule still audits them), and
+tools/browser/code_contrast.js checks their text in the same colour scheme, before
+axe-core runs: each element with text of its own that is shown, its text colour over
+its background colour (the nearest one that is not transparent, semi-transparent ones
+laid over those below), each combination of colour, background, font size and weight
+once, against WCAG 2.1's contrast ratio (4.5:1, or 3:1 for large text: 24 px, or 18.66
+px bold, rounded as axe-core rounds it). It is stricter than axe-core: it also checks
+punctuation, which axe-core skips, and a single character, which axe-core leaves
+undecided when it fails. An element it cannot judge that simply (a background image or
+gradient, opacity, a filter or blend mode, a text shadow or stroke, a pseudo-element
+with a background, a colour it cannot read, a form field, SVG) is audited by
+axe-core's color-contrast rule after all, on those elements alone, so nothing is left
+out. What it does not see is another element laid over the text, which axe-core looks
+for; the one the book lays over listings, the copy button, must not cover their text
+(the browser check's code_layout.js).
 
 The check fails (exit status 1, one line per problem)
 

@@ -48,7 +48,8 @@ const hex = colour => '#' + colour.slice(0, 3).map(c => Math.round(c).toString(1
 
 const shown = element => {
   if (element.closest('details:not([open])') && !element.closest('details:not([open]) > summary')) return false;
-  if (element.checkVisibility && !element.checkVisibility({visibilityProperty: true, opacityProperty: true})) return false;
+  const visible = {visibilityProperty: true, opacityProperty: true};
+  if (element.checkVisibility && !element.checkVisibility(visible)) return false;
   return Array.from(element.getClientRects()).some(r => r.width > 0 && r.height > 0);
 };
 const ownText = element => Array.from(element.childNodes).some(n => n.nodeType === Node.TEXT_NODE && n.data.trim());

@@ -11,10 +11,35 @@ headless Chromium, served from 127.0.0.1 only, with its math typeset and its
 "Try it here" panel showing its first result; axe-core (installed by
 tools/setup.sh from the npm registry, pinned to AXE_VERSION, and injected from
 the local file, never from a network) then audits it in the light colour scheme
-and again in the dark one. The check fails (exit status 1, one line per problem)
+and again in the dark one.
+
+The colour contrast of code is checked apart. The listings' syntax highlighting (a
+span per token, inside div.highlight pre) and the API page's signatures (dt.sig) are
+most of the elements axe-core's color-contrast rule looks at (on a chapter page two in
+three or more, on the API page half), and that rule, which composes each element's
+stack of backgrounds, is the slowest of the audit. So color-contrast skips those
+blocks (its selector is narrowed; every other rule still audits them), and
+tools/browser/code_contrast.js checks their text in the same colour scheme, before
+axe-core runs: each element with text of its own that is shown, its text colour over
+its background colour (the nearest one that is not transparent, semi-transparent ones
+laid over those below), each combination of colour, background, font size and weight
+once, against WCAG 2.1's contrast ratio (4.5:1, or 3:1 for large text: 24 px, or 18.66
+px bold, rounded as axe-core rounds it). It is stricter than axe-core: it also checks
+punctuation, which axe-core skips, and a single character, which axe-core leaves
+undecided when it fails. An element it cannot judge that simply (a background image or
+gradient, opacity, a filter or blend mode, a text shadow or stroke, a pseudo-element
+with a background, a colour it cannot read, a form field, SVG) is audited by
+axe-core's color-contrast rule after all, on those elements alone, so nothing is left
+out. What it does not see is another element laid over the text, which axe-core looks
+for; the one the book lays over listings, the copy button, must not cover their text
+(the browser check's code_layout.js).
+
+The check fails (exit status 1, one line per problem)
 
 * on every critical or serious violation, naming the rule, the page, the colour
   scheme and the elements;
+* on text in a code block whose contrast is too low (code-contrast), naming the page,
+  the colour scheme, the colours, their ratio and one of the elements;
 * on a moderate or minor finding that is not in ACCEPTED below with its reason;
 * when the keyboard walk through chapter 7's panel fails: Tab must reach every
   field, the Run and reset buttons and the output; Enter in a field runs the
@@ -44,7 +69,13 @@ KEYBOARD_PAGE = "chapters/07-attention/attention.html"
 ACCEPTED = {
 }
 
+# The blocks whose text colours code_contrast.js checks in place of axe-core's color-contrast
+# rule: the syntax-highlighted listings (one span per token) and the API page's signatures.
+CODE_BLOCKS = ["div.highlight pre", "dt.sig"]
+CODE_CONTRAST = "code-contrast"  # the name its findings are reported under
+
 RUN_AXE = browser_script("run_axe")
+CODE_CONTRAST_CHECK = browser_script("code_contrast")
 FOCUSED = browser_script("focused")
 PANEL_PARTS = browser_script("panel_parts")
 WAIT_FOR_RUN = browser_script("wait_for_run")
@@ -52,11 +83,19 @@ PANEL_STATE = browser_script("panel_state")
 
 
 def audit(driver, page, scheme):
-    """The problems axe-core finds on the open page in one colour scheme, as lines."""
-    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD)
-    if isinstance(found, dict):
-        return [f"{page} [{scheme}]: axe-core could not run: {found['error']}"]
+    """The problems axe-core and the code contrast check find on the open page in one colour scheme, as lines."""
+    driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
+    code = driver.execute_script(CODE_CONTRAST_CHECK, CODE_BLOCKS)
     problems = []
+    for kind in code["failures"]:
+        weight = ", bold" if kind["bold"] else ""
+        problems.append(f"{page} [{scheme}]: {CODE_CONTRAST} (serious): code text must have a contrast ratio of at "
+                        f"least {kind['required']}:1 with its background: {kind['fg']} on {kind['bg']} has "
+                        f"{kind['ratio']}:1 ({kind['fontSize']:g} px{weight}), {kind['count']} element(s): "
+                        f"{kind['where']} \"{kind['text']}\"")
+    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD, CODE_BLOCKS, code["undecided"])
+    if isinstance(found, dict):
+        return problems + [f"{page} [{scheme}]: axe-core could not run: {found['error']}"]
     for violation in found:
         if violation["impact"] not in FAILING_IMPACTS and (violation["id"], page) in ACCEPTED:
             continue

@@ -638,10 +638,12 @@ Decoding compare_decoding(const Settings& settings)
                median(plain_times) * 1e3, 2.0 * big_n * (big_n + 1.0) * d, against.recomputation * 1e3,
                against.step * 1e3, best.threads, rounds, against.recomputation / against.step,
                largest_relative_difference(fast_output, reference), largest_relative_difference(plain_output, reference));
-    fmt::print("A step can be no faster than reading its {}: a plain read of them, timed in the same rounds,\n"
-               "takes {:.3f} ms, so no cached step on this machine can be more than {:.0f} times faster than\n"
-               "this recomputation. The ratio of their operations, {:.0f}, assumes that memory keeps up with\n"
-               "the arithmetic; here a core computes {:.1f} operations in the time memory delivers one number.\n",
+    fmt::print("A step must read its {}: a plain read of them, timed in the same rounds, takes {:.3f} ms, so a\n"
+               "step that only read its bytes, as fast as that read, would be {:.0f} times faster than this\n"
+               "recomputation: about the most a cache can gain on this machine (the step may come out a little\n"
+               "faster or slower than the read, which is no perfect loop either). The ratio of their operations,\n"
+               "{:.0f}, would be reached only if memory kept up with the arithmetic; here the recomputation does\n"
+               "{:.1f} operations in the time the read takes to deliver one number.\n",
                bytes_text(bytes), against.read * 1e3, against.recomputation / against.read,
                2.0 * big_n * (big_n + 1.0) * d / (4.0 * big_n * d),
                (2.0 * big_n * (big_n + 1.0) * d / against.recomputation) / (bytes / 8.0 / against.read));
@@ -866,8 +868,8 @@ void print_goals(const std::vector<Row>& rows, const Decoding& decoding, double 
         }
     }
     fmt::print("  decoding at N = {}: the faster step reads at {:.2f} of the faster read's bandwidth (goal: at least 0.5),\n"
-               "  and the cache is {:.0f} times faster than recomputing (goal: at least 500 at N = 4096; reading the\n"
-               "  step's bytes alone, at this machine's bandwidth, would be {:.0f} times faster)\n",
+               "  and the cache is {:.0f} times faster than recomputing (goal: at least 500 at N = 4096; a step that\n"
+               "  only read its bytes, at the speed of the plain read, would be {:.0f} times faster)\n",
                settings.decode_length, decoding.bandwidth_share, decoding.speedup, decoding.ceiling);
     fmt::print("  training: sa::training_step, {} windows of 64, runs at {:.3f} of the fp64 peak, the faster of one\n"
                "  thread and every core (goal: at least 0.25 at chapter 15's 16 windows)\n",

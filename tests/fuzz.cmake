@@ -13,5 +13,5 @@ if(BOOK_CLANG_FOR_FUZZING)
   add_custom_target(book-fuzzers ALL COMMAND bash "${CMAKE_SOURCE_DIR}/tools/fuzz.sh" "${CMAKE_BINARY_DIR}/fuzz" build
                     COMMENT "The fuzzers (tools/fuzz.sh), if a source changed" VERBATIM)
 endif()
-book_test(NAME support.fuzz-command-line LABELS fuzz PROPERTIES TIMEOUT 900
+book_test(NAME support.fuzz-command-line LABELS fuzz PROPERTIES TIMEOUT 900 COST 400
           COMMAND bash "${CMAKE_SOURCE_DIR}/tools/fuzz.sh" "${CMAKE_BINARY_DIR}/fuzz" 20)

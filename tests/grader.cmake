@@ -16,7 +16,7 @@ endif()
 set(grader_dir "${CMAKE_BINARY_DIR}/grader")
 foreach(scenario IN ITEMS stubs solutions seeded-bug one-chapter old-workspace hints crash compile-error run-mixed)
   book_test(NAME grader.${scenario} LABELS grader
-            PROPERTIES RESOURCE_LOCK grader-build TIMEOUT 1800
+            PROPERTIES RESOURCE_LOCK grader-build TIMEOUT 1800 COST 500  # one after another: start early
             COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                     --workspace "${grader_dir}/workspace" --build "${grader_dir}/build")
 endforeach()

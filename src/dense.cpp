@@ -233,8 +233,10 @@ void add_in_place(Matrix& sum, const Matrix& term)
     }
     double* a = sum.data();
     const double* b = term.data();
-    const std::size_t count = sum.rows() * sum.cols();
-    for (std::size_t i = 0; i < count; ++i) {
+    const auto count = static_cast<std::ptrdiff_t>(sum.rows() * sum.cols());
+    // Each entry is one addition, so the entries may be shared among the threads of the products.
+#pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
+    for (std::ptrdiff_t i = 0; i < count; ++i) {
         a[i] += b[i];
     }
 }

@@ -57,7 +57,10 @@ void rotate(Matrix& matrix, std::size_t heads, std::size_t window, const RotaryT
 {
     const std::size_t d = matrix.cols();
     const std::size_t head_dim = d / heads;
-    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+    // Each row turns on its own, so the rows may be shared among the threads of the products.
+#pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
+    for (std::ptrdiff_t row_index = 0; row_index < static_cast<std::ptrdiff_t>(matrix.rows()); ++row_index) {
+        const auto r = static_cast<std::size_t>(row_index);
         const std::size_t p = r % window;
         double* row = matrix.data() + r * d;
         for (std::size_t h = 0; h < heads; ++h) {

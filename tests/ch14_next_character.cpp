@@ -14,6 +14,7 @@
 #include <map>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -537,6 +538,36 @@ TEST_CASE("Training is deterministic: the same seed gives the same bits", "[ch14
         return sa::save_safetensors(trainer.model, vocabulary.characters);
     };
     CHECK(run() == run());
+}
+
+TEST_CASE("Training on several threads gives the bits of one thread", "[ch14][support]")
+{
+    // The products share their rows among the threads, the heads their windows, the rotation its
+    // rows and the residual sums their entries; every sum is still one thread's, in the same order,
+    // so two and three threads must give the model one thread gives, bit for bit. Two layers,
+    // 4 windows of 16 rows (64 rows: two runs of a multiple of 8 for two threads, a short last
+    // run for three).
+    const std::string text = "In the beginning God created the heaven and the earth.\n";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    const auto run = [&](std::size_t threads) {
+        sa::SplitMix64 generator(6);
+        sa::Trainer trainer = sa::make_trainer(sa::random_model({vocabulary.characters.size(), 8, 2, 2, 16}, generator),
+                                               {.learning_rate = 0.01});
+        trainer.threads = threads;
+        std::vector<double> losses;
+        for (int step = 0; step < 3; ++step) {
+            losses.push_back(sa::training_step(trainer, sa::random_batch(tokens, 4, 16, generator)));
+        }
+        return std::pair{losses, sa::save_safetensors(trainer.model, vocabulary.characters)};
+    };
+    const auto one = run(1);
+    for (const std::size_t threads : {std::size_t{2}, std::size_t{3}}) {
+        INFO("threads: " << threads);
+        const auto several = run(threads);
+        CHECK(several.first == one.first);    // the losses, compared exactly
+        CHECK(several.second == one.second);  // every parameter, byte for byte
+    }
 }
 
 namespace {

@@ -13,10 +13,9 @@
 # changed, and always the figures, the search and the front door. A page that failed is
 # never kept. `tools/browser_test.py ... --no-cache` checks every page.
 if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
-  # One Chromium at a time, alone, so that a busy machine cannot make it time out. It drives two
-  # browsers, one per core; its COST, the highest of the suite, makes CTest start it first, so
-  # that the long grader chain and the fuzz run then share the two cores with the short tests
-  # instead of running alone at the end (CTest starts the costliest tests first).
+  # Alone (it drives two browsers, one per core), so that a busy machine cannot make it time out.
+  # CTest starts the costliest tests first: with the suite's highest COST it runs at the start, and
+  # the grader's chain and the fuzz run then share the cores with the short tests, not at the end.
   book_test(NAME browser.book LABELS "browser" PROPERTIES TIMEOUT 720 RUN_SERIAL TRUE COST 1000
             COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/browser_test.py"
                     --book "${CMAKE_BINARY_DIR}/book"

@@ -119,25 +119,22 @@ std::size_t round_up(std::size_t count, std::size_t multiple)
 // |r| <= ln(2)/2. e^r comes from its Taylor series to r^13/13! (truncated there, it is off
 // by less than 1e-17 relative), summed by Estrin's scheme: pairs c_i + c_(i+1)·r, then
 // pairs of those with r², r⁴ and r⁸, four short steps instead of thirteen in a row.
-// 2^k goes straight into the exponent bits, as 2^h · 2^(k-h) with h = k/2, so that both
-// factors are normal numbers even where e^x is subnormal (below e^-708). Below -746,
-// -inf included, e^x rounds to 0. Only arithmetic, comparisons and bit operations, so
-// each line is one vector instruction on eight numbers.
+// Only arithmetic, comparisons and bit operations, so each line is one vector
+// instruction on eight numbers.
 using Bits = std::int64_t __attribute__((vector_size(64)));
+constexpr double round_shift = 6755399441055744.0;  // 1.5·2^52: adding it rounds to an integer
 
-// (x is taken and given back by reference, so that no 512-bit vector is passed by value:
-// that would depend on whether the processor has 512-bit registers.)
-inline void exp_nonpositive(Lanes& x)
+// (Vectors are taken and given back by reference, so that no 512-bit vector is passed by
+// value: that would depend on whether the processor has 512-bit registers.)
+// The series e^r, and k + 1.5·2^52 in `shifted` (k in its low bits), for x >= -746.
+inline void exp_series(const Lanes& x, Lanes& shifted, Lanes& series)
 {
     constexpr double log2e = 1.4426950408889634;
     constexpr double ln2_high = 0.693147180369123816490;  // ln 2 in two parts, so that k·ln2_high is exact
     constexpr double ln2_low = 1.90821492927058770002e-10;
-    constexpr double round_shift = 6755399441055744.0;    // 1.5·2^52: adding it rounds to an integer
-    const Lanes lowest = Lanes{} - 746.0;
-    const Lanes clamped = x < lowest ? lowest : x;
-    const Lanes shifted = clamped * log2e + round_shift;  // k + 1.5·2^52, k in the low bits
+    shifted = x * log2e + round_shift;
     const Lanes k = shifted - round_shift;
-    const Lanes r = (clamped - k * ln2_high) - k * ln2_low;
+    const Lanes r = (x - k * ln2_high) - k * ln2_low;
     constexpr double c[14] = {1.0,          1.0,           1.0 / 2,        1.0 / 6,         1.0 / 24,
                               1.0 / 120,    1.0 / 720,     1.0 / 5040,     1.0 / 40320,     1.0 / 362880,
                               1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800};  // c_i = 1/i!
@@ -146,12 +143,36 @@ inline void exp_nonpositive(Lanes& x)
     const Lanes r8 = r4 * r4;
     const Lanes low = ((c[0] + c[1] * r) + (c[2] + c[3] * r) * r2) + ((c[4] + c[5] * r) + (c[6] + c[7] * r) * r2) * r4;
     const Lanes high = ((c[8] + c[9] * r) + (c[10] + c[11] * r) * r2) + (c[12] + c[13] * r) * r4;
-    const Lanes series = low + high * r8;  // e^r
+    series = low + high * r8;
+}
+
+// Every x <= 0, -inf included. 2^k goes into the exponent bits as 2^h · 2^(k-h) with
+// h = k/2, so that both factors are normal numbers even where e^x is subnormal (below
+// e^-708). Below -746, -inf included, e^x rounds to 0.
+inline void exp_nonpositive(Lanes& x)
+{
+    const Lanes lowest = Lanes{} - 746.0;
+    const Lanes clamped = x < lowest ? lowest : x;
+    Lanes shifted;
+    Lanes series;
+    exp_series(clamped, shifted, series);
     const Bits whole = __builtin_bit_cast(Bits, shifted) - __builtin_bit_cast(Bits, Lanes{} + round_shift);  // k
     const Bits half = whole >> 1;
     const Lanes low_power = __builtin_bit_cast(Lanes, (half + 1023) << 52);  // 2^h: h + 1023 in the exponent
     const Lanes high_power = __builtin_bit_cast(Lanes, (whole - half + 1023) << 52);
     x = series * low_power * high_power;
+}
+
+// Only -708 <= x <= 0, where e^x is a normal number: no clamp, and k is added to the
+// series' exponent bits in one step (the low 12 bits of `shifted`, moved up to the
+// exponent field, add k to it). The same bits as exp_nonpositive: multiplying a normal
+// number by a power of 2 that keeps it normal is exact either way.
+inline void exp_normal_range(Lanes& x)
+{
+    Lanes shifted;
+    Lanes series;
+    exp_series(x, shifted, series);
+    x = __builtin_bit_cast(Lanes, __builtin_bit_cast(Bits, series) + (__builtin_bit_cast(Bits, shifted) << 52));
 }
 //< fast-exp
 
@@ -161,6 +182,17 @@ double fast_exp(double x)
 {
     Lanes eight = Lanes{} + x;
     exp_nonpositive(eight);
+    return eight[0];
+}
+
+double fast_exp_normal_range(double x)
+{
+    if (!(x >= fast_exp_normal_floor && x <= 0.0)) {
+        throw std::invalid_argument(fmt::format("fast_exp_normal_range: x = {} is outside [{}, 0], where e^x is a "
+                                                "normal double; fast_exp takes every x <= 0", x, fast_exp_normal_floor));
+    }
+    Lanes eight = Lanes{} + x;
+    exp_normal_range(eight);
     return eight[0];
 }
 
@@ -233,6 +265,7 @@ struct Scratch {
     std::vector<double> sum = {};          // rows
     std::vector<double> new_max = {};      // rows: the maxima after this block
     std::vector<double> block_sum = {};    // rows: the sums of this block's weights
+    std::vector<double> smallest = {};     // rows: the smallest score of this block (NaN if any is NaN)
 };
 
 Scratch make_scratch(const Operands& ops, const TileSizes& tiles)
@@ -246,6 +279,7 @@ Scratch make_scratch(const Operands& ops, const TileSizes& tiles)
     scratch.sum.assign(rows, 0.0);
     scratch.new_max.assign(rows, minus_infinity);
     scratch.block_sum.assign(rows, 0.0);
+    scratch.smallest.assign(rows, 0.0);
     return scratch;
 }
 
@@ -273,24 +307,55 @@ void hide_keys(const MaskRule& rule, const Block& block, std::size_t i, std::siz
     }
 }
 
-// The largest entry of a row, at least `floor`; the width is a multiple of 8.
-double row_max(const double* row, std::size_t width, double floor)
+// The largest entry of a row, at least `floor`, and its smallest, NaN if the row holds a
+// NaN; the width is a multiple of 8. Each running extreme is kept twice, for the even and
+// the odd vectors of the row, so that a comparison waits on the one two vectors back
+// rather than on the one just before.
+struct RowRange {
+    double largest = minus_infinity;
+    double smallest = 0.0;
+};
+
+RowRange row_range(const double* row, std::size_t width, double floor)
 {
-    Lanes largest = Lanes{} + floor;
-    for (std::size_t c = 0; c < width; c += lanes) {
-        Lanes eight;
-        std::memcpy(&eight, row + c, sizeof(Lanes));
-        largest = eight > largest ? eight : largest;
+    if (width == 0) {
+        return {floor, std::numeric_limits<double>::infinity()};
     }
-    double result = largest[0];
-    for (std::size_t lane = 1; lane < lanes; ++lane) {
-        result = std::max(result, largest[lane]);
+    constexpr double infinity = std::numeric_limits<double>::infinity();
+    Lanes largest_even = Lanes{} + floor;
+    Lanes largest_odd = largest_even;
+    Lanes smallest_even = Lanes{} + infinity;
+    Lanes smallest_odd = smallest_even;
+    Bits nan = {};  // all ones in a lane that has met a NaN
+    // A row of an odd number of vectors meets its last odd vector once more at the end,
+    // which changes no extreme.
+    Lanes odd;
+    std::memcpy(&odd, row, sizeof(Lanes));
+    for (std::size_t c = 0; c < width; c += 2 * lanes) {
+        Lanes even;
+        std::memcpy(&even, row + c, sizeof(Lanes));
+        if (c + lanes < width) {
+            std::memcpy(&odd, row + c + lanes, sizeof(Lanes));
+        }
+        largest_even = even > largest_even ? even : largest_even;
+        largest_odd = odd > largest_odd ? odd : largest_odd;
+        smallest_even = even < smallest_even ? even : smallest_even;
+        smallest_odd = odd < smallest_odd ? odd : smallest_odd;
+        nan |= (even != even) | (odd != odd);
     }
-    return result;
+    RowRange range{floor, infinity};
+    for (std::size_t lane = 0; lane < lanes; ++lane) {
+        range.largest = std::max({range.largest, largest_even[lane], largest_odd[lane]});
+        range.smallest = std::min({range.smallest, smallest_even[lane], smallest_odd[lane]});
+        range.smallest = nan[lane] != 0 ? std::numeric_limits<double>::quiet_NaN() : range.smallest;
+    }
+    return range;
 }
 
 // Turns a row of scores into weights e^(s - μ) in place and returns their sum; the width
-// is a multiple of 8, and a hidden key (-inf) weighs e^-inf = 0.
+// is a multiple of 8, and a hidden key (-inf) weighs e^-inf = 0. NormalRange: every
+// s - μ lies in [-708, 0], so the shorter exponential serves.
+template <bool NormalRange>
 double exponentiate_row(double* row, std::size_t width, double max)
 {
     Lanes sums = {};
@@ -298,7 +363,11 @@ double exponentiate_row(double* row, std::size_t width, double max)
         Lanes eight;
         std::memcpy(&eight, row + c, sizeof(Lanes));
         eight -= max;
-        exp_nonpositive(eight);
+        if constexpr (NormalRange) {
+            exp_normal_range(eight);
+        } else {
+            exp_nonpositive(eight);
+        }
         std::memcpy(row + c, &eight, sizeof(Lanes));
         sums += eight;
     }
@@ -315,11 +384,18 @@ double exponentiate_row(double* row, std::size_t width, double max)
 void softmax_block(Scratch& scratch, std::size_t rows, std::size_t width, std::size_t value_cols)
 {
     for (std::size_t r = 0; r < rows; ++r) {
-        scratch.new_max[r] = row_max(&scratch.scores[r * scratch.score_cols], width, scratch.max[r]);
+        const RowRange range = row_range(&scratch.scores[r * scratch.score_cols], width, scratch.max[r]);
+        scratch.new_max[r] = range.largest;
+        scratch.smallest[r] = range.smallest;
     }
     for (std::size_t r = 0; r < rows; ++r) {
         const double max = scratch.new_max[r] == minus_infinity ? 0.0 : scratch.new_max[r];  // all hidden: weights 0
-        scratch.block_sum[r] = exponentiate_row(&scratch.scores[r * scratch.score_cols], width, max);
+        // A row with a hidden key (-inf), a NaN or scores more than 708 apart takes the
+        // exponential that handles them; the others, most rows, the shorter one.
+        double* row = &scratch.scores[r * scratch.score_cols];
+        scratch.block_sum[r] = scratch.smallest[r] - max >= fast_exp_normal_floor
+                                   ? exponentiate_row<true>(row, width, max)
+                                   : exponentiate_row<false>(row, width, max);
     }
     for (std::size_t r = 0; r < rows; ++r) {
         if (scratch.new_max[r] == scratch.max[r]) {

@@ -28,6 +28,23 @@ namespace sa {
 /// \return \f$ e^x \f$, within a few units in the last place of std::exp
 [[nodiscard]] double fast_exp(double x);
 
+/// \brief Where the fast kernel's shorter exponential starts: \f$ e^x \f$ is a normal double
+/// for every \f$ x \ge -708 \f$ (the smallest normal double is about \f$ e^{-708.4} \f$).
+inline constexpr double fast_exp_normal_floor = -708.0;
+
+/// \brief The fast kernel's shorter exponential, for \f$ -708 \le x \le 0 \f$ only.
+///
+/// A row of weights whose every exponent lies in that range (no hidden key, no NaN, no
+/// two scores more than 708 apart) needs neither the clamp nor the two factors of
+/// \f$ 2^k \f$ that fast_exp() uses for subnormal results: \f$ k \f$ is added to the
+/// exponent bits of \f$ e^r \f$ in one step. It gives the same bits as fast_exp() there,
+/// since multiplying a normal number by a power of 2 that keeps it normal is exact.
+///
+/// \param x the exponent, from fast_exp_normal_floor to 0
+/// \return \f$ e^x \f$, the bits of fast_exp(x)
+/// \throws std::invalid_argument if x is outside [fast_exp_normal_floor, 0] or NaN
+[[nodiscard]] double fast_exp_normal_range(double x);
+
 /// \brief Which keys each query may use, without an n×m mask in memory.
 enum class Masking {
     none,   ///< every query uses every key

@@ -397,6 +397,62 @@ TEST_CASE("The fast kernel's exponential is within 2 ulps of std::exp from -750 
     CHECK(sa::fast_exp(-740.0) == std::exp(-740.0));
 }
 
+// Support, not a point: the kernel's exponential is no exercise.
+TEST_CASE("The shorter exponential gives the bits of fast_exp from -708 to 0 and refuses any other x",
+          "[ch13][support]")
+{
+    INFO("2^k added to the exponent bits of e^r, or multiplied in as two factors: both exact while e^x is normal");
+    std::size_t compared = 0;
+    std::size_t differing = 0;
+    double first_difference = 0.0;
+    for (double x = sa::fast_exp_normal_floor; x <= 0.0; x += 0.000731) {
+        ++compared;
+        if (std::bit_cast<std::uint64_t>(sa::fast_exp_normal_range(x)) != std::bit_cast<std::uint64_t>(sa::fast_exp(x))) {
+            first_difference = differing == 0 ? x : first_difference;
+            ++differing;
+        }
+    }
+    INFO(compared << " arguments compared; the first that differs: " << first_difference);
+    CHECK(compared > 960000);
+    CHECK(differing == 0);
+    CHECK(sa::fast_exp_normal_range(0.0) == 1.0);
+    CHECK(sa::fast_exp_normal_range(-0.0) == 1.0);
+    CHECK(sa::fast_exp_normal_range(-708.0) == sa::fast_exp(-708.0));
+    INFO("e^-708 is a normal double, e^-708.4 is not");
+    CHECK(std::exp(-708.0) >= std::numeric_limits<double>::min());
+    CHECK(std::exp(-708.4) < std::numeric_limits<double>::min());
+    for (const double outside : {-708.0001, -745.2, -infinity, 1e-300, 0.5, not_a_number}) {
+        INFO("x = " << outside);
+        CHECK_THROWS_WITH(sa::fast_exp_normal_range(outside), Contains("outside [-708, 0]") && Contains("fast_exp"));
+    }
+}
+
+// Support, not a point: which exponential a row takes is the kernel's own choice.
+TEST_CASE("The fast kernel's rows with scores more than 708 apart, or a NaN, take the exponential that handles them",
+          "[ch13][support]")
+{
+    // d_k = 1 and a query of 1: the scores are the keys themselves (finite inputs, so the
+    // fast kernel itself runs; an input that is not finite goes to tiled_attention).
+    const sa::Matrix queries(1, 1, 1.0);
+    const sa::Matrix keys = sa::Matrix::from_rows({{0.0}, {-710.0}, {-730.0}, {-3.0}});
+    const sa::Matrix values = sa::Matrix::from_rows({{1.0}, {1e300}, {1e300}, {2.0}});
+    const sa::Matrix reference = sa::attention(queries, keys, values);
+    INFO("e^-710 = 4.5e-309 is subnormal, and with a value of 1e300 it adds 4.5e-9 to the output (e^-730·1e300, "
+         "1e-17, is below the tolerance); the shorter exponential, taken there by mistake, would push k below the "
+         "exponent bits' range and give garbage");
+    const double want = (1.0 + 2.0 * std::exp(-3.0) + std::exp(-710.0) * 1e300) / (1.0 + std::exp(-3.0));
+    REQUIRE_THAT(reference(0, 0), WithinRel(want, 1e-14));
+    CHECK(sa::agree(sa::fast_attention(queries, keys, values), reference, 1e-12));
+    CHECK(sa::agree(sa::fast_attention(queries, keys, values, sa::Masking::none, {1, 2}), reference, 1e-12));
+    INFO("finite inputs whose score is ∞ - ∞ = NaN, next to scores of 0: the row is NaN, as in sa::attention");
+    const sa::Matrix big_query = sa::Matrix::from_rows({{1e300, 1e300}});
+    const sa::Matrix nan_keys = sa::Matrix::from_rows({{1e300, -1e300}, {0.0, 0.0}, {1e-300, 0.0}});
+    const sa::Matrix nan_values = sa::Matrix::from_rows({{1.0}, {2.0}, {3.0}});
+    const sa::Matrix nan_reference = sa::attention(big_query, nan_keys, nan_values);
+    REQUIRE(std::isnan(nan_reference(0, 0)));
+    CHECK(std::isnan(sa::fast_attention(big_query, nan_keys, nan_values)(0, 0)));
+}
+
 // Support, not a point: the counts are exact formulas with no exercise behind them, so a
 // learner would earn the point with every step still a stub.
 TEST_CASE("Operation counts: 4·t·d per step with the cache, 2·t·(t+1)·d recomputing the prefix", "[ch13][support]")

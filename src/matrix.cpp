@@ -44,20 +44,9 @@ Matrix Matrix::from_rows(const std::vector<std::vector<double>>& rows)
     return result;
 }
 
-double& Matrix::operator()(std::size_t row, std::size_t col)
+void Matrix::throw_outside(std::size_t row, std::size_t col) const
 {
-    if (row >= rows_ || col >= cols_) {
-        throw std::out_of_range(fmt::format("matrix index ({}, {}) is outside a {}×{} matrix", row, col, rows_, cols_));
-    }
-    return values_[row * cols_ + col];
-}
-
-double Matrix::operator()(std::size_t row, std::size_t col) const
-{
-    if (row >= rows_ || col >= cols_) {
-        throw std::out_of_range(fmt::format("matrix index ({}, {}) is outside a {}×{} matrix", row, col, rows_, cols_));
-    }
-    return values_[row * cols_ + col];
+    throw std::out_of_range(fmt::format("matrix index ({}, {}) is outside a {}×{} matrix", row, col, rows_, cols_));
 }
 
 bool identical(const Matrix& lhs, const Matrix& rhs)

@@ -70,10 +70,18 @@ public:
     /// \brief The entry in row \p row and column \p col, both counted from 0.
     /// \throws std::out_of_range if the index lies outside the matrix: from
     ///         row == rows() or col == cols() on, the first index past the end
-    [[nodiscard]] double& operator()(std::size_t row, std::size_t col);
+    [[nodiscard]] double& operator()(std::size_t row, std::size_t col)
+    {
+        check_index(row, col);
+        return values_[row * cols_ + col];
+    }
     /// \brief The entry in row \p row and column \p col.
     /// \throws std::out_of_range if the index lies outside the matrix
-    [[nodiscard]] double operator()(std::size_t row, std::size_t col) const;
+    [[nodiscard]] double operator()(std::size_t row, std::size_t col) const
+    {
+        check_index(row, col);
+        return values_[row * cols_ + col];
+    }
 
     /// \brief The entries row by row, contiguous: entry (r, c) is data()[r · cols() + c].
     ///
@@ -86,6 +94,16 @@ public:
     friend bool operator==(const Matrix& lhs, const Matrix& rhs) = default;
 
 private:
+    // In the header, so that the compiler can inline each access and its check into the
+    // loops that use it; the message is built out of line, only when an index is outside.
+    void check_index(std::size_t row, std::size_t col) const
+    {
+        if (row >= rows_ || col >= cols_) {
+            throw_outside(row, col);
+        }
+    }
+    [[noreturn]] void throw_outside(std::size_t row, std::size_t col) const;
+
     std::size_t rows_ = 0;
     std::size_t cols_ = 0;
     std::vector<double> values_;

@@ -268,7 +268,7 @@ struct Settings {
     std::size_t tiled_only = 16384;         // a size at which only the tiled kernel runs; 0 for none
     std::size_t step_by_step_limit = 4096;  // the largest n for the book's attention(), the slowest by far
     std::size_t dim = 64;
-    int repetitions = 3;
+    int repetitions = 5;  // as many as --quick: on a shared machine the minimum of more runs is the steadier figure
     std::size_t decode_length = 4096;
     std::string figures = {};
     long peak_iterations = 10000000;  // about 20 ms per core on a quiet machine

@@ -189,7 +189,8 @@ double fast_exp_normal_range(double x)
 {
     if (!(x >= fast_exp_normal_floor && x <= 0.0)) {
         throw std::invalid_argument(fmt::format("fast_exp_normal_range: x = {} is outside [{}, 0], where e^x is a "
-                                                "normal double; fast_exp takes every x <= 0", x, fast_exp_normal_floor));
+                                                "normal double; fast_exp takes every x <= 0",
+                                                x, fast_exp_normal_floor));
     }
     Lanes eight = Lanes{} + x;
     exp_normal_range(eight);

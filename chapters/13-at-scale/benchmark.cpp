@@ -808,6 +808,23 @@ std::vector<std::function<void()>> training_contenders(sa::Trainer& one, sa::Tra
             [&] { static_cast<void>(sa::training_step(every, batch)); }, [&] { plain_training_step(plain, batch); }};
 }
 
+// One thread and every core took the same steps from the same model on the same batch, so
+// their models must be the same bits (each sum is one thread's, in the same order).
+void require_same_bits(sa::Trainer& one, sa::Trainer& every)
+{
+    const std::vector<sa::Matrix*> by_one = sa::parameters(one.model);
+    const std::vector<sa::Matrix*> by_every = sa::parameters(every.model);
+    bool same_bits = true;
+    for (std::size_t i = 0; i < by_one.size(); ++i) {
+        same_bits = same_bits && sa::identical(*by_one[i], *by_every[i]);
+    }
+    if (!same_bits) {
+        throw std::runtime_error(fmt::format("after {} steps each, the model trained on {} threads differs from the "
+                                             "one trained on 1; the threads must change no bit", one.steps,
+                                             every.threads));
+    }
+}
+
 // Times one training step at chapter 15's sizes three ways, interleaved, the minimum of the runs;
 // prints tokens per second, GFLOP/s and the share of the peak. Returns the faster share of
 // sa::training_step's two.
@@ -860,19 +877,7 @@ double compare_training(const Settings& settings, double peak)
         fmt::print("  {:<36} {:>9.2f} ms {:>10.0f} tokens/s {:>8.2f} GFLOP/s  {:.3f} of the peak\n", names[m],
                    seconds * 1e3, tokens / seconds, operations / seconds / 1e9, operations / seconds / 1e9 / peak);
     }
-    // One thread and every core took the same steps from the same model on the same batch, so
-    // their models must be the same bits (each sum is one thread's, in the same order).
-    const std::vector<sa::Matrix*> by_one = sa::parameters(one.model);
-    const std::vector<sa::Matrix*> by_every = sa::parameters(every.model);
-    bool same_bits = true;
-    for (std::size_t i = 0; i < by_one.size(); ++i) {
-        same_bits = same_bits && sa::identical(*by_one[i], *by_every[i]);
-    }
-    if (!same_bits) {
-        throw std::runtime_error(fmt::format("after {} steps each, the model trained on {} threads differs from the "
-                                             "one trained on 1; the threads must change no bit", one.steps,
-                                             every.threads));
-    }
+    require_same_bits(one, every);
     fmt::print("  (the step functions' gradient and the library's differ by {:.1e} relative to the largest entry;\n"
                "  after {} steps each, the model trained on {} threads has every bit of the one trained on 1)\n",
                agreement, one.steps, every.threads);

@@ -309,9 +309,9 @@ void hide_keys(const MaskRule& rule, const Block& block, std::size_t i, std::siz
 }
 
 // The largest entry of a row, at least `floor`, and its smallest, NaN if the row holds a
-// NaN; the width is a multiple of 8. Each running extreme is kept twice, for the even and
-// the odd vectors of the row, so that a comparison waits on the one two vectors back
-// rather than on the one just before.
+// NaN; the width is a multiple of 16 (whole panels). Each running extreme is kept twice, for
+// the even and the odd vectors of the row, so that a comparison waits on the one two
+// vectors back rather than on the one just before.
 struct RowRange {
     double largest = minus_infinity;
     double smallest = 0.0;
@@ -319,25 +319,17 @@ struct RowRange {
 
 RowRange row_range(const double* row, std::size_t width, double floor)
 {
-    if (width == 0) {
-        return {floor, std::numeric_limits<double>::infinity()};
-    }
     constexpr double infinity = std::numeric_limits<double>::infinity();
     Lanes largest_even = Lanes{} + floor;
     Lanes largest_odd = largest_even;
     Lanes smallest_even = Lanes{} + infinity;
     Lanes smallest_odd = smallest_even;
     Bits nan = {};  // all ones in a lane that has met a NaN
-    // A row of an odd number of vectors meets its last odd vector once more at the end,
-    // which changes no extreme.
-    Lanes odd;
-    std::memcpy(&odd, row, sizeof(Lanes));
     for (std::size_t c = 0; c < width; c += 2 * lanes) {
         Lanes even;
+        Lanes odd;
         std::memcpy(&even, row + c, sizeof(Lanes));
-        if (c + lanes < width) {
-            std::memcpy(&odd, row + c + lanes, sizeof(Lanes));
-        }
+        std::memcpy(&odd, row + c + lanes, sizeof(Lanes));
         largest_even = even > largest_even ? even : largest_even;
         largest_odd = odd > largest_odd ? odd : largest_odd;
         smallest_even = even < smallest_even ? even : smallest_even;
@@ -345,11 +337,13 @@ RowRange row_range(const double* row, std::size_t width, double floor)
         nan |= (even != even) | (odd != odd);
     }
     RowRange range{floor, infinity};
+    bool any_nan = false;
     for (std::size_t lane = 0; lane < lanes; ++lane) {
         range.largest = std::max({range.largest, largest_even[lane], largest_odd[lane]});
         range.smallest = std::min({range.smallest, smallest_even[lane], smallest_odd[lane]});
-        range.smallest = nan[lane] != 0 ? std::numeric_limits<double>::quiet_NaN() : range.smallest;
+        any_nan = any_nan || nan[lane] != 0;
     }
+    range.smallest = any_nan ? std::numeric_limits<double>::quiet_NaN() : range.smallest;
     return range;
 }
 
@@ -391,8 +385,8 @@ void softmax_block(Scratch& scratch, std::size_t rows, std::size_t width, std::s
     }
     for (std::size_t r = 0; r < rows; ++r) {
         const double max = scratch.new_max[r] == minus_infinity ? 0.0 : scratch.new_max[r];  // all hidden: weights 0
-        // A row with a hidden key (-inf), a NaN or scores more than 708 apart takes the
-        // exponential that handles them; the others, most rows, the shorter one.
+        // A row with a hidden key (-inf), a NaN or a score more than 708 below the running
+        // maximum takes the exponential that handles them; the others, most rows, the shorter one.
         double* row = &scratch.scores[r * scratch.score_cols];
         scratch.block_sum[r] = scratch.smallest[r] - max >= fast_exp_normal_floor
                                    ? exponentiate_row<true>(row, width, max)

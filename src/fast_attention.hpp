@@ -35,7 +35,7 @@ inline constexpr double fast_exp_normal_floor = -708.0;
 /// \brief The fast kernel's shorter exponential, for \f$ -708 \le x \le 0 \f$ only.
 ///
 /// A row of weights whose every exponent lies in that range (no hidden key, no NaN, no
-/// two scores more than 708 apart) needs neither the clamp nor the two factors of
+/// score more than 708 below the row's running maximum) needs neither the clamp nor the two factors of
 /// \f$ 2^k \f$ that fast_exp() uses for subnormal results: \f$ k \f$ is added to the
 /// exponent bits of \f$ e^r \f$ in one step. It gives the same bits as fast_exp() there,
 /// since multiplying a normal number by a power of 2 that keeps it normal is exact.

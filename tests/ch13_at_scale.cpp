@@ -662,6 +662,22 @@ TEST_CASE("The speed figure draws a ratio of minima only if two rounds bear it o
     }
 }
 
+TEST_CASE("The speed figure leaves out a size whose peak loop ran well below its fastest in the run",
+          "[ch13][support]")
+{
+    INFO("200 GFLOP/s against a fastest of 250: 1.25 times slower, within a factor of 1.5, drawn");
+    CHECK(bench::check_peak(1024, 200.0, 250.0, 1.5).drawn);
+    CHECK(bench::check_peak(1024, 250.0, 250.0, 1.5).drawn);
+    INFO("exactly 1.5 times slower is still within the factor");
+    CHECK(bench::check_peak(1024, 100.0, 150.0, 1.5).drawn);
+    INFO("85 against 230: 2.7 times slower, as at n = 512 of a run made while a build compiled beside it");
+    const bench::Verdict busy = bench::check_peak(512, 85.0, 230.0, 1.5);
+    CHECK_FALSE(busy.drawn);
+    INFO("the note: " << busy.note);
+    CHECK_THAT(busy.note, Contains("n = 512 not drawn") && Contains("85 GFLOP/s") && Contains("2.7 times slower") &&
+                              Contains("(230)"));
+}
+
 TEST_CASE("The load average is read from the system's file, or said to be missing", "[ch13][support]")
 {
     const std::string path = "ch13_loadavg_test.txt";

@@ -331,9 +331,11 @@ void print_header(const Settings& settings, const std::string& load)
                "besides its inputs, output included (OpenBLAS's own fixed work buffers are not counted). The\n"
                "last column is the largest relative difference from the first row. After each n: whether each\n"
                "ratio of two minima (a method's time over the tiled kernel's) is matched within a factor of\n"
-               "{:.2f} by at least two rounds' own ratios; the figure draws only the n where it is. Freed\n"
-               "memory stays with the program, so a run after the first does not wait for fresh pages.\n\n",
-               settings.dim, settings.repetitions, spread_limit);
+               "{:.2f} by at least two rounds' own ratios; the figure draws only the n where it is and where\n"
+               "the peak loop also ran within {:.2f}× of its fastest in the run (a note after the last n says\n"
+               "which fell short). Freed memory stays with the program, so a run after the first does not\n"
+               "wait for fresh pages.\n\n",
+               settings.dim, settings.repetitions, spread_limit, spread_limit);
     fmt::print("{:>6}  {:<20} {:>11} {:>9} {:>7} {:>7} {:>12}   {}\n", "n", "method", "time (ms)", "GFLOP/s", "peak",
                "cpu", "memory (MiB)", "rel. diff");
 }
@@ -437,6 +439,35 @@ std::vector<Contender> contenders_at(std::size_t n, const Settings& settings, co
     return contenders;
 }
 
+const Row* find_row(const std::vector<Row>& rows, std::size_t n, const std::string& method)
+{
+    for (const Row& row : rows) {
+        if (row.n == n && row.method == method) {
+            return &row;
+        }
+    }
+    return nullptr;
+}
+
+// After every size: a size whose ratios agreed but whose peak loop ran well below its fastest
+// in the run was timed while other programs had the cores, and the figure leaves it out too.
+void check_peaks(Comparison& comparison)
+{
+    double fastest = 0.0;
+    for (const Row& row : comparison.rows) {
+        fastest = std::max(fastest, row.peak.wall);
+    }
+    for (auto& [n, verdict] : comparison.checks) {
+        const Row* peak = find_row(comparison.rows, n, "fp64 peak loop");
+        if (verdict.drawn && peak != nullptr) {
+            verdict = bench::check_peak(n, peak->peak.wall, fastest, spread_limit);
+            if (!verdict.drawn) {
+                fmt::print("{:>6}  {}\n", "", verdict.note);
+            }
+        }
+    }
+}
+
 Comparison compare_kernels(const Settings& settings)
 {
     Comparison comparison;
@@ -466,17 +497,8 @@ Comparison compare_kernels(const Settings& settings)
         comparison.rows.insert(comparison.rows.end(), std::make_move_iterator(rows.begin()),
                                std::make_move_iterator(rows.end()));
     }
+    check_peaks(comparison);
     return comparison;
-}
-
-const Row* find_row(const std::vector<Row>& rows, std::size_t n, const std::string& method)
-{
-    for (const Row& row : rows) {
-        if (row.n == n && row.method == method) {
-            return &row;
-        }
-    }
-    return nullptr;
 }
 
 void print_ratios(const std::vector<Row>& rows)
@@ -929,8 +951,9 @@ std::string speed_figure(const Comparison& comparison, const Settings& settings)
         }
     }
     if (drawn.size() < comparison.checks.size()) {
-        notes.push_back(fmt::format("An n is drawn only if 2 rounds or more match each of its ratios of minima within {:.2f}×.",
-                                    spread_limit));
+        notes.push_back(fmt::format("An n is drawn only if 2 rounds or more match each of its ratios of minima within "
+                                    "{:.2f}×, and its peak loop ran within {:.2f}× of its fastest.",
+                                    spread_limit, spread_limit));
     }
     for (const std::string method : {"step by step", "OpenBLAS baseline", "tiled kernel"}) {
         sa::Series series{method};

@@ -121,6 +121,25 @@ inline Verdict check_ratios(std::size_t n, const std::vector<std::pair<std::stri
     return {true, {}};
 }
 
+/// \brief Checks that a size was timed on the machine the other sizes saw. The methods'
+///        ratios at one n can agree round after round while every round of that n ran on
+///        shared cores (a build compiling beside it): the peak loop, timed in the same
+///        rounds, shows it. Its speed at this n must be within the limit's factor of its
+///        fastest in the whole run.
+/// \param n the size, for the note
+/// \param peak the peak loop's speed at this n (GFLOP/s, from its fastest round)
+/// \param fastest its fastest speed at any n of the run
+/// \param limit the factor used
+inline Verdict check_peak(std::size_t n, double peak, double fastest, double limit)
+{
+    if (fastest > limit * peak) {
+        return {false, fmt::format("n = {} not drawn: the peak loop ran at {:.0f} GFLOP/s there, {:.1f} times slower "
+                                   "than its fastest in this run ({:.0f}), so other programs had the cores",
+                                   n, peak, fastest / peak, fastest)};
+    }
+    return {true, {}};
+}
+
 /// \brief The load average over the last minute, as the system reports it in `path`
 ///        (/proc/loadavg), or a sentence saying that this system does not report it
 ///        (WebAssembly, or a system without that file).

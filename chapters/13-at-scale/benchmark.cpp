@@ -195,6 +195,17 @@ double run_peak_loop(long iterations)
     return 2.0 * 8.0 * chains * static_cast<double>(iterations) * threads;
 }
 
+// Half a second of the peak loop on every core before anything is timed: the first size's
+// rounds, a fraction of a second in all, would otherwise fall while the cores (and, on a
+// virtual machine, the host's scheduler) are still waking from the build or from idle.
+void warm_up(long iterations)
+{
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500)) {
+        static_cast<void>(run_peak_loop(iterations));
+    }
+}
+
 // A plain streaming read of two arrays on every core, the decoding step's bytes: the
 // seconds it takes.
 double measure_read(const std::vector<double>& first, const std::vector<double>& second)
@@ -346,6 +357,9 @@ struct Contender {
     int runs = 0;
     std::function<sa::Matrix()> call;
     Measurement measurement = {};
+    // OpenBLAS's worker threads keep spinning after each call for 2^28 ticks of the time-stamp
+    // counter (its THREAD_TIMEOUT: 0.1 s at 2.6 GHz), on a core the next method needs.
+    bool threads_spin_after = false;
 };
 
 // Every contender at one n and the peak loop, interleaved run by run; a row per contender.
@@ -354,12 +368,14 @@ std::vector<Row> time_size(std::size_t n, std::vector<Contender>& contenders, co
     double peak_operations = 0.0;
     std::vector<std::function<void()>> methods{[&] { peak_operations = run_peak_loop(settings.peak_iterations); }};
     std::vector<int> runs{settings.repetitions};
+    bool spinning = false;  // the last run was one after which a library's threads spin
     for (Contender& contender : contenders) {
-        methods.emplace_back([&contender] {
+        methods.emplace_back([&contender, &spinning] {
             const std::size_t before = allocated_now.load();
             allocated_peak.store(before);
             contender.measurement.result = contender.call();
             contender.measurement.bytes = static_cast<double>(allocated_peak.load() - before);
+            spinning = contender.threads_spin_after;
         });
         runs.push_back(contender.runs);
     }
@@ -367,7 +383,12 @@ std::vector<Row> time_size(std::size_t n, std::vector<Contender>& contenders, co
         return bench::Stamp{std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(),
                             cpu_seconds()};
     };
-    const auto idle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); };  // the libraries' threads go idle
+    // The libraries' threads go idle: 50 ms, and after OpenBLAS 250 ms, past its threads' spin
+    // (without it the peak loop at n = 512 ran 2.5 times slower in every round, and the kernel 30 times).
+    const auto idle = [&spinning] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(spinning ? 250 : 50));
+        spinning = false;
+    };
     const std::vector<bench::Runs> timed = bench::time_interleaved(methods, runs, clock, idle);
     const Peak peak{peak_operations / bench::minimum(timed[0].wall) / 1e9, peak_operations / bench::minimum(timed[0].cpu) / 1e9};
     std::vector<Row> rows(contenders.size() + 1);
@@ -433,7 +454,8 @@ std::vector<Contender> contenders_at(std::size_t n, const Settings& settings, co
         contenders.push_back({"step by step", runs, [&] { return sa::attention(queries, keys, values); }});
     }
     if (!only_tiled) {
-        contenders.push_back({"OpenBLAS baseline", settings.repetitions, [&] { return openblas_attention(queries, keys, values); }});
+        contenders.push_back({"OpenBLAS baseline", settings.repetitions,
+                              [&] { return openblas_attention(queries, keys, values); }, {}, true});
     }
     contenders.push_back({"tiled kernel", settings.repetitions, [&] { return sa::fast_attention(queries, keys, values); }});
     return contenders;
@@ -473,6 +495,7 @@ Comparison compare_kernels(const Settings& settings)
     Comparison comparison;
     comparison.load_start = bench::load_average_text("/proc/loadavg");
     print_header(settings, comparison.load_start);
+    warm_up(settings.peak_iterations / 10);
     std::vector<std::size_t> sizes = settings.sizes;
     if (settings.tiled_only != 0) {
         sizes.push_back(settings.tiled_only);

@@ -10,6 +10,9 @@
 #include "dense.hpp"
 #include "embedding.hpp"
 #include "exercise.hpp"
+#include "masking.hpp"
+#include "multi_head.hpp"
+#include "positions.hpp"
 
 namespace sa {
 
@@ -186,6 +189,87 @@ ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::
     trace.logits = multiply(trace.stream, model.unembedding);
     return trace;
 }
+
+namespace {
+
+// Rows first … first + count − 1 of a matrix.
+Matrix rows_of(const Matrix& matrix, std::size_t first, std::size_t count)
+{
+    Matrix rows(count, matrix.cols());
+    std::copy(matrix.data() + first * matrix.cols(), matrix.data() + (first + count) * matrix.cols(), rows.data());
+    return rows;
+}
+
+// Each head's slice turned by its positions in the window, as layer_forward() turns it.
+Matrix turned(const Matrix& vectors, std::size_t heads)
+{
+    std::vector<Matrix> slices = split_heads(vectors, heads);
+    for (Matrix& slice : slices) {
+        slice = rope(slice);
+    }
+    return concat_heads(slices);
+}
+
+//> path-ablation
+// A layer whose one path (its queries, keys or values) reads the changed stream, window by window.
+Matrix path_layer_forward(const AttentionLayer& layer, const Matrix& input, const Matrix& changed, Path path,
+                          std::size_t heads, std::size_t window, LayerTrace& trace)
+{
+    trace.input = input;
+    trace.weights.assign(input.rows() * window * heads, 0.0);
+    Matrix output = input;  // the residual: the whole stream
+    const Matrix mask = causal_mask(window, window);
+    for (std::size_t first = 0; first < input.rows(); first += window) {
+        const Matrix whole = rows_of(input, first, window);
+        const Matrix without = rows_of(changed, first, window);
+        const Matrix queries = turned(multiply(path == Path::query ? without : whole, layer.w_query), heads);
+        const Matrix keys = turned(multiply(path == Path::key ? without : whole, layer.w_key), heads);
+        const Matrix values = multiply(path == Path::value ? without : whole, layer.w_value);
+        const std::vector<Matrix> weights = head_weights(queries, keys, mask, heads);
+        for (std::size_t h = 0; h < heads; ++h) {
+            std::copy(weights[h].data(), weights[h].data() + window * window,
+                      trace.weights.begin() + static_cast<std::ptrdiff_t>(first * window * heads + h * window * window));
+        }
+        const Matrix mixed = multi_head_attention(queries, keys, values, mask, heads, layer.w_out);
+        for (std::size_t i = 0; i < window; ++i) {
+            for (std::size_t c = 0; c < input.cols(); ++c) {
+                output(first + i, c) += mixed(i, c);
+            }
+        }
+    }
+    return output;
+}
+
+}  // namespace
+
+ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
+                                  std::size_t window, const HeadAblation& ablation, Path path)
+{
+    if (ablation.layer + 1 >= model.layers.size() || ablation.head >= model.shape.heads || window == 0 ||
+        tokens.size() % window != 0) {
+        throw std::invalid_argument(fmt::format("path_ablated_forward: head {} of layer {}, {} tokens in windows of {}; "
+                                                "the model has {} layers of {} heads, the head's layer must not be the "
+                                                "last, and the tokens must be whole windows", ablation.head,
+                                                ablation.layer, tokens.size(), window, model.layers.size(),
+                                                model.shape.heads));
+    }
+    ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
+    trace.stream = embed(model.embedding, tokens);
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+        const AttentionLayer& layer = model.layers[l];
+        if (l == ablation.layer + 1) {  // the stream as the next layer's one path sees it: without the head
+            const Matrix without = ablated_layer_forward(model.layers[ablation.layer], trace.layers[ablation.layer].input,
+                                                         model.shape.heads, window, ablation.head, nullptr);
+            trace.stream = path_layer_forward(layer, trace.stream, without, path, model.shape.heads, window,
+                                              trace.layers[l]);
+        } else {
+            trace.stream = layer_forward(layer, trace.stream, model.shape.heads, window, &trace.layers[l]);
+        }
+    }
+    trace.logits = multiply(trace.stream, model.unembedding);
+    return trace;
+}
+//< path-ablation
 
 std::vector<Matrix> trace_attention(const LayerTrace& trace, std::size_t heads, std::size_t window, std::size_t index)
 {

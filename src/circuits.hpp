@@ -132,6 +132,34 @@ struct HeadAblation {
 [[nodiscard]] ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                            std::size_t window, const HeadAblation& ablation);
 
+/// \brief Which of a layer's three inputs a path ablation changes: the stream its queries, its keys
+///        or its values are computed from.
+enum class Path {
+    query,  ///< Q is computed from the changed stream
+    key,    ///< K is computed from the changed stream
+    value,  ///< V is computed from the changed stream
+};
+
+/// \brief forward() with one head's output removed from one path into the next layer only: the
+///        next layer computes its queries, keys or values from the stream without that head's
+///        output, and everything else (the other two, the residual) from the whole stream.
+///
+/// Elhage et al.'s Q-, K- and V-composition: removing a layer-0 head from layer 1's keys alone
+/// tests whether layer 1 finds its places by what that head wrote. The changed layer is computed
+/// window by window from the chapter 9 and 10 steps (rope() on each head's slice,
+/// head_weights(), multi_head_attention() with a causal mask), which equal layer_forward() up to
+/// rounding; its trace holds the stream entering it and its weights, in layer_forward()'s layout.
+/// \param model the model
+/// \param tokens the input tokens, windows of \p window one after another
+/// \param window the rows of each window; the tokens hold whole windows
+/// \param ablation the head whose output is removed; its layer must not be the last
+/// \param path the one input of the next layer that goes without it
+/// \return the trace
+/// \throws std::invalid_argument if the head does not exist, its layer is the last, or the
+///         tokens are not whole windows
+[[nodiscard]] ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
+                                                std::size_t window, const HeadAblation& ablation, Path path);
+
 /// \brief Each head's attention weights in one window of a layer's trace.
 /// \param trace one layer's trace from forward()
 /// \param heads h

@@ -16,6 +16,7 @@
 
 #include "char_text.hpp"
 #include "circuits.hpp"
+#include "copying.hpp"
 #include "cross_entropy.hpp"
 #include "dense.hpp"
 #include "embedding.hpp"
@@ -341,6 +342,167 @@ std::string verdict(bool met)
 }
 
 }  // namespace
+
+TEST_CASE("The prefix table counted by hand on one window: matches, positions matched, copies right",
+          "[ch15]")
+{
+    // Inputs a b a b a c, targets (the next characters) b a b a c a.
+    const sa::Batch batch{{0, 1, 0, 1, 0, 2}, {1, 0, 1, 0, 2, 0}, 6};
+    INFO("one character: i = 2 matches j = 0 (t_0 = b = t_2, right); i = 3 matches j = 1 (t_1 = a = t_3, right); "
+         "i = 4 matches j = 0 and j = 2, both followed by b where c comes: 4 matches over 6 positions, 3 matched, "
+         "right (1 + 1 + 0) / 3");
+    const sa::PrefixMatches one = sa::prefix_matches(batch, 0, 1);
+    CHECK_THAT(one.matches_per_position, WithinAbs(4.0 / 6.0, 1e-15));
+    CHECK_THAT(one.share_matched, WithinAbs(3.0 / 6.0, 1e-15));
+    CHECK_THAT(one.share_right, WithinAbs(2.0 / 3.0, 1e-15));
+    INFO("two characters: 'a b' at i = 3 matches j = 1 (right), 'b a' at i = 4 matches j = 2 (wrong); i = 2 "
+         "('b a') has no earlier 'b a' ending before it");
+    const sa::PrefixMatches two = sa::prefix_matches(batch, 0, 2);
+    CHECK_THAT(two.matches_per_position, WithinAbs(2.0 / 6.0, 1e-15));
+    CHECK_THAT(two.share_matched, WithinAbs(2.0 / 6.0, 1e-15));
+    CHECK_THAT(two.share_right, WithinAbs(0.5, 1e-15));
+    INFO("from position 3 on: positions 3, 4, 5; one character: 1 + 2 + 0 matches, 2 matched, right (1 + 0) / 2");
+    const sa::PrefixMatches later = sa::prefix_matches(batch, 3, 1);
+    CHECK_THAT(later.matches_per_position, WithinAbs(1.0, 1e-15));
+    CHECK_THAT(later.share_matched, WithinAbs(2.0 / 3.0, 1e-15));
+    CHECK_THAT(later.share_right, WithinAbs(0.5, 1e-15));
+    INFO("three characters: 'a b a' ending at 4 matches 'a b a' ending at 2, followed by b where c comes");
+    const sa::PrefixMatches three = sa::prefix_matches(batch, 0, 3);
+    CHECK_THAT(three.matches_per_position, WithinAbs(1.0 / 6.0, 1e-15));
+    CHECK_THAT(three.share_matched, WithinAbs(1.0 / 6.0, 1e-15));
+    CHECK(three.share_right == 0.0);
+    INFO("four characters never repeat here");
+    CHECK(sa::prefix_matches(batch, 0, 4).share_matched == 0.0);
+    CHECK_THROWS_WITH(sa::prefix_matches(batch, 0, 0), Contains("a prefix of at least 1"));
+    CHECK_THROWS_WITH(sa::prefix_matches(batch, 6, 1), Contains("a position below the window"));
+}
+
+TEST_CASE("Copied spans: four draws a window, the copy equals the first occurrence, the rest is the text",
+          "[ch15]")
+{
+    std::vector<std::size_t> text;
+    for (std::size_t i = 0; i < 500; ++i) {
+        text.push_back((i * 13 + i / 7) % 50);
+    }
+    sa::SplitMix64 generator(7);
+    const sa::CopiedSpans spans = sa::copied_spans(text, 20, 64, 8, 24, generator);
+    sa::SplitMix64 again(7);
+    REQUIRE(spans.batch.inputs.size() == 20 * 64);
+    for (std::size_t w = 0; w < 20; ++w) {
+        const std::size_t start = again.next() % (text.size() - 64);
+        const std::size_t length = 8 + again.next() % 17;
+        const std::size_t from = again.next() % (64 - 2 * length + 1);
+        const std::size_t to = from + length + again.next() % (64 - from - 2 * length + 1);
+        INFO("window " << w << ": the draws of the documented formula, in order");
+        CHECK(spans.length[w] == length);
+        CHECK(spans.first[w] == from);
+        CHECK(spans.second[w] == to);
+        CHECK(to + length <= 64);
+        for (std::size_t p = 0; p <= 64; ++p) {
+            const bool copied = p >= to && p < to + length;
+            const std::size_t expected = copied ? text[start + from + (p - to)] : text[start + p];
+            const std::size_t got = p < 64 ? spans.batch.inputs[w * 64 + p] : spans.batch.targets[w * 64 + 63];
+            INFO("position " << p << (copied ? ": the copy" : ": the text"));
+            CHECK(got == expected);
+            if (p > 0) {
+                CHECK(spans.batch.targets[w * 64 + p - 1] == expected);
+            }
+        }
+    }
+    CHECK_THROWS_WITH(sa::copied_spans(text, 1, 64, 8, 33, generator), Contains("longest ≤ window / 2"));
+    CHECK_THROWS_WITH(sa::copied_spans(text, 1, 64, 0, 8, generator), Contains("1 ≤ shortest"));
+    CHECK_THROWS_WITH(sa::copied_spans(std::vector<std::size_t>(65, 1), 1, 64, 8, 24, generator),
+                      Contains("longer than a window"));
+}
+
+TEST_CASE("Span losses: the rows before span characters skip to length - 1, at both places", "[ch15]")
+{
+    sa::CopiedSpans spans{{std::vector<std::size_t>(20, 0), std::vector<std::size_t>(20, 0), 10}, {1, 0}, {5, 4},
+                          {4, 3}};
+    std::vector<double> losses;
+    for (std::size_t r = 0; r < 20; ++r) {
+        losses.push_back(static_cast<double>(r));  // the loss of row r is r
+    }
+    INFO("skip 1: window 0 predicts span characters 1 to 3 from rows 1+0 … 1+2 (first) and 5+0 … 5+2 (copy); "
+         "window 1 characters 1 to 2 from rows 10+0, 10+1 and 10+4, 10+5");
+    const sa::SpanLosses one = sa::span_losses(losses, spans, 1);
+    CHECK_THAT(one.first, WithinAbs((1.0 + 2.0 + 3.0 + 10.0 + 11.0) / 5.0, 1e-15));
+    CHECK_THAT(one.second, WithinAbs((5.0 + 6.0 + 7.0 + 14.0 + 15.0) / 5.0, 1e-15));
+    INFO("skip 3: only window 0's last character, from rows 1+2 and 5+2");
+    const sa::SpanLosses three = sa::span_losses(losses, spans, 3);
+    CHECK(three.first == 3.0);
+    CHECK(three.second == 7.0);
+    CHECK_THROWS_WITH(sa::span_losses(losses, spans, 4), Contains("leaves none to measure"));
+    CHECK_THROWS_WITH(sa::span_losses(losses, spans, 0), Contains("1 ≤ skip"));
+    CHECK_THROWS_WITH(sa::span_losses({1.0}, spans, 1), Contains("expected one per row"));
+}
+
+TEST_CASE("Span attention reads the head's weights: the source, and the places after other occurrences",
+          "[ch15]")
+{
+    const sa::LanguageModel model = small_model(2);
+    // One window of 12: 3 5 3 7 1 2 | 9 3 7 1 2 4; the span 3 7 1 2 starts at 2, its copy at 7.
+    const std::vector<std::size_t> tokens{3, 5, 3, 7, 1, 2, 9, 3, 7, 1, 2, 4};
+    sa::CopiedSpans spans{{tokens, std::vector<std::size_t>(12, 0), 12}, {2}, {7}, {4}};
+    const sa::ForwardTrace trace = sa::forward(model, tokens, 12);
+    for (std::size_t layer = 0; layer < 2; ++layer) {
+        for (std::size_t head = 0; head < 2; ++head) {
+            const sa::Matrix a = sa::head_attention(model, layer, tokens)[head];
+            INFO("layer " << layer << " head " << head << ", skip 1: rows 7, 8, 9 read 3, 7, 1 and copy from 3, "
+                 "4, 5; row 7's character 3 also occurs at 0 (its next place 1) besides 2; 7 and 1 have no other");
+            const sa::SpanAttention seen = sa::span_attention(trace.layers[layer], 2, spans, head, 1);
+            CHECK_THAT(seen.on_source, WithinAbs((a(7, 3) + a(8, 4) + a(9, 5)) / 3.0, 1e-12));
+            CHECK_THAT(seen.on_other, WithinAbs(a(7, 1) / 3.0, 1e-12));
+            CHECK_THAT(seen.other_places, WithinAbs(1.0 / 3.0, 1e-15));
+        }
+    }
+    CHECK_THROWS_WITH(sa::span_attention(trace.layers[0], 2, spans, 2, 1), Contains("expected a head below h"));
+    CHECK_THROWS_WITH(sa::span_attention(sa::forward(model, {1, 2}, 12).layers[0], 2, spans, 0, 1),
+                      Contains("a trace of 2 rows for 12 inputs"));
+}
+
+TEST_CASE("Path ablation: a silent head changes nothing; without it in the values, layer 1 looks where it looked",
+          "[ch15]")
+{
+    const sa::LanguageModel model = small_model(2);
+    const std::vector<std::size_t> tokens = small_tokens(24);  // two windows of 12
+    const sa::ForwardTrace whole = sa::forward(model, tokens, 12);
+    sa::LanguageModel silent = model;
+    for (std::size_t r = 4; r < 8; ++r) {  // head 1 of layer 0 owns rows 4 … 7 of W_O (d = 8, h = 2)
+        for (std::size_t c = 0; c < 8; ++c) {
+            silent.layers[0].w_out(r, c) = 0.0;
+        }
+    }
+    const sa::ForwardTrace silent_whole = sa::forward(silent, tokens, 12);
+    for (const sa::Path path : {sa::Path::query, sa::Path::key, sa::Path::value}) {
+        INFO("a head that writes nothing is not in the stream: removing it from any path changes nothing, and the "
+             "changed layer, computed from chapters 9 and 10's steps, equals layer_forward() up to rounding");
+        const sa::ForwardTrace cut = sa::path_ablated_forward(silent, tokens, 12, {0, 1}, path);
+        CHECK(sa::largest_difference(cut.logits, silent_whole.logits) < 1e-12);
+        CHECK(sa::largest_difference(cut.stream, silent_whole.stream) < 1e-12);
+    }
+    const sa::ForwardTrace values = sa::path_ablated_forward(model, tokens, 12, {0, 1}, sa::Path::value);
+    const sa::ForwardTrace keys = sa::path_ablated_forward(model, tokens, 12, {0, 1}, sa::Path::key);
+    const sa::ForwardTrace queries = sa::path_ablated_forward(model, tokens, 12, {0, 1}, sa::Path::query);
+    for (std::size_t w = 0; w < 2; ++w) {
+        for (std::size_t h = 0; h < 2; ++h) {
+            const sa::Matrix looked = sa::trace_attention(whole.layers[1], 2, 12, w)[h];
+            INFO("window " << w << " head " << h << ": the values do not decide where a head looks");
+            CHECK(sa::largest_difference(sa::trace_attention(values.layers[1], 2, 12, w)[h], looked) < 1e-12);
+            INFO("the keys and the queries do: without head 1's output the weights move");
+            CHECK(sa::largest_difference(sa::trace_attention(keys.layers[1], 2, 12, w)[h], looked) > 1e-6);
+            CHECK(sa::largest_difference(sa::trace_attention(queries.layers[1], 2, 12, w)[h], looked) > 1e-6);
+        }
+    }
+    INFO("layer 0 runs as in forward(): its weights are the same bits");
+    CHECK(keys.layers[0].weights == whole.layers[0].weights);
+    INFO("removed from the values, the head's output still reaches the logits through the residual and the keys");
+    CHECK(sa::largest_difference(values.logits, whole.logits) > 1e-6);
+    CHECK_THROWS_WITH(sa::path_ablated_forward(model, tokens, 12, {1, 0}, sa::Path::key),
+                      Contains("must not be the last"));
+    CHECK_THROWS_WITH(sa::path_ablated_forward(model, small_tokens(20), 12, {0, 0}, sa::Path::key),
+                      Contains("whole windows"));
+}
 
 TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
 {

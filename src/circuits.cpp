@@ -121,12 +121,28 @@ Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count,
     return batch;
 }
 
+std::vector<std::size_t> cycled_text(const std::vector<std::size_t>& tokens, std::size_t period,
+                                     std::size_t length, SplitMix64& generator)
+{
+    if (period == 0 || period >= tokens.size()) {
+        throw std::invalid_argument(fmt::format("cycled_text: a period of {} in a text of {} characters; expected at "
+                                                "least 1 and fewer than the text has", period, tokens.size()));
+    }
+    const auto start = static_cast<std::size_t>(generator.next() % (tokens.size() - period));
+    std::vector<std::size_t> sequence;
+    for (std::size_t i = 0; i < length; ++i) {
+        sequence.push_back(tokens[start + i % period]);
+    }
+    return sequence;
+}
+
 //> mixed-batch
 Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
                   std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator)
 {
+    const bool few_letters = mix.repeated == Repeated::letters && letters.size() < mix.longest;
     if (tokens.size() <= window || (mix.every != 0 && (mix.shortest == 0 || mix.shortest > mix.longest ||
-                                                       mix.longest > window || letters.size() < mix.longest))) {
+                                                       mix.longest > window || few_letters))) {
         throw std::invalid_argument(fmt::format(
             "mixed_batch: a window of {} over {} characters, {} letters and periods from {} to {}; "
             "the text must be longer than a window, and the periods from 1 up to the window "
@@ -136,7 +152,10 @@ Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std:
     for (std::size_t w = 0; w < count; ++w) {
         if (mix.every != 0 && w % mix.every == mix.every - 1) {
             const std::size_t period = mix.shortest + generator.next() % (mix.longest - mix.shortest + 1);
-            append_window(batch, cycled_letters(letters, period, window + 1, generator), 0);
+            const std::vector<std::size_t> repeat = mix.repeated == Repeated::letters
+                                                        ? cycled_letters(letters, period, window + 1, generator)
+                                                        : cycled_text(tokens, period, window + 1, generator);
+            append_window(batch, repeat, 0);
         } else {
             append_window(batch, tokens, static_cast<std::size_t>(generator.next() % (tokens.size() - window)));
         }

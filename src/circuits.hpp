@@ -78,16 +78,37 @@ namespace sa {
 [[nodiscard]] Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count, std::size_t distinct,
                                    SplitMix64& generator);
 
-/// \brief Which windows of a training batch are repeated letters, and with which periods.
-struct LetterMix {
-    std::size_t every = 0;     ///< windows every−1, 2·every−1, … are letters; 4 makes a quarter; 0 makes none
-    std::size_t shortest = 8;  ///< the shortest period
-    std::size_t longest = 32;  ///< the longest period, at most the window
+/// \brief What the repeating windows of a training mix repeat.
+enum class Repeated {
+    letters,  ///< distinct random letters, cycled_letters()
+    text,     ///< a span of the training text, cycled_text()
 };
 
+/// \brief Which windows of a training batch repeat, with which periods, and what they repeat.
+struct LetterMix {
+    std::size_t every = 0;     ///< windows every−1, 2·every−1, … repeat; 4 makes a quarter; 0 makes none
+    std::size_t shortest = 8;  ///< the shortest period
+    std::size_t longest = 32;  ///< the longest period, at most the window
+    Repeated repeated = Repeated::letters;  ///< what they repeat
+};
+
+/// \brief A span of a text repeated cyclically to a length: token i is tokens[start + i mod period],
+///        with start = next() mod (n − period).
+///
+/// Unlike cycled_letters(), the span is text: a character may occur several times in one period,
+/// so the current character alone does not say where the copy goes on.
+/// \param tokens the text, more than \p period tokens
+/// \param period the span's length, at least 1
+/// \param length the tokens to return
+/// \param generator advances by one draw
+/// \return the tokens
+/// \throws std::invalid_argument if the period is 0 or not shorter than the text
+[[nodiscard]] std::vector<std::size_t> cycled_text(const std::vector<std::size_t>& tokens, std::size_t period,
+                                                   std::size_t length, SplitMix64& generator);
+
 /// \brief The training mix: a batch whose windows are text windows, as random_batch() cuts them,
-///        except every \p mix.every th, which is a window of cycled_letters() whose period is
-///        shortest + next() mod (longest − shortest + 1).
+///        except every \p mix.every th, which is a window of cycled_letters() (or of cycled_text(),
+///        as mix.repeated says) whose period is shortest + next() mod (longest − shortest + 1).
 ///
 /// The periods vary so that no head can copy by counting back a fixed number of places: only
 /// a head that finds the current letter's last occurrence predicts every window.
@@ -96,7 +117,8 @@ struct LetterMix {
 /// \param count how many windows
 /// \param window the characters of each
 /// \param mix which windows are letters, and their periods
-/// \param generator advances by one draw per text window, and 1 + period per window of letters
+/// \param generator advances by one draw per text window, 1 + period per window of letters and 2
+///        per window of repeated text
 /// \return the batch
 /// \throws std::invalid_argument if the text or the letters are too short or the periods do not fit
 [[nodiscard]] Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,

@@ -263,6 +263,48 @@ TEST_CASE("The training mix: every fourth window is letters cycled with a drawn 
                     std::invalid_argument);  // 33 letters cannot give 40 distinct ones
 }
 
+TEST_CASE("Repeated text: a span of the text at a drawn start, cycled; every other window of the copying mix",
+          "[ch15]")
+{
+    std::vector<std::size_t> text;
+    for (std::size_t i = 0; i < 300; ++i) {
+        text.push_back((i * i + 3 * i) % 11);
+    }
+    sa::SplitMix64 a(5);
+    sa::SplitMix64 b(5);
+    const std::vector<std::size_t> cycle = sa::cycled_text(text, 7, 20, a);
+    const std::size_t start = b.next() % (300 - 7);
+    for (std::size_t i = 0; i < 20; ++i) {
+        INFO("token " << i << " is the text's token start + " << i % 7 << ", start = next() mod (300 - 7)");
+        CHECK(cycle[i] == text[start + i % 7]);
+    }
+    CHECK_THROWS_WITH(sa::cycled_text(text, 0, 20, a), Contains("expected at least 1"));
+    CHECK_THROWS_WITH(sa::cycled_text(text, 300, 20, a), Contains("fewer than the text has"));
+    INFO("the mix with repeated text: windows 1, 3, 5 are spans of the text, the others random_batch() windows; "
+         "no letters are needed");
+    const sa::LetterMix mix{.every = 2, .shortest = 4, .longest = 9, .repeated = sa::Repeated::text};
+    sa::SplitMix64 c(9);
+    sa::SplitMix64 d(9);
+    const sa::Batch mixed = sa::mixed_batch(text, {}, 6, 32, mix, c);
+    for (std::size_t w = 0; w < 6; ++w) {
+        if (w % 2 == 0) {
+            const std::size_t from = d.next() % (300 - 32);
+            CHECK(std::equal(text.begin() + static_cast<std::ptrdiff_t>(from),
+                             text.begin() + static_cast<std::ptrdiff_t>(from + 32), mixed.inputs.begin() +
+                             static_cast<std::ptrdiff_t>(w * 32)));
+            continue;
+        }
+        const std::size_t period = 4 + d.next() % 6;
+        const std::vector<std::size_t> repeat = sa::cycled_text(text, period, 33, d);
+        INFO("window " << w << ": period " << period << ", draw for draw as documented");
+        for (std::size_t i = 0; i < 32; ++i) {
+            CHECK(mixed.inputs[w * 32 + i] == repeat[i]);
+            CHECK(mixed.targets[w * 32 + i] == repeat[i + 1]);
+        }
+    }
+    CHECK(c.next() == d.next());
+}
+
 TEST_CASE("The scores read the forward pass's weights: trace_attention is head_attention, copy losses by hand",
           "[ch15]")
 {

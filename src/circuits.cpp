@@ -35,6 +35,21 @@ double previous_token_score(const Matrix& weights)
 }
 //< previous-token-score
 
+double offset_score(const Matrix& weights, std::size_t offset)
+{
+    const std::size_t n = weights.rows();
+    if (weights.cols() != n || offset == 0 || offset >= n) {
+        throw std::invalid_argument(fmt::format("offset_score: weights of {}×{} and an offset of {}; expected a square "
+                                                "matrix and an offset from 1 to rows − 1", weights.rows(),
+                                                weights.cols(), offset));
+    }
+    double total = 0.0;
+    for (std::size_t i = offset; i < n; ++i) {
+        total += weights(i, i - offset);
+    }
+    return total / static_cast<double>(n - offset);
+}
+
 //> induction-score
 double induction_score(const Matrix& weights, std::size_t period)
 {

@@ -26,6 +26,14 @@ namespace sa {
 /// \throws std::invalid_argument if the matrix is not square or has fewer than 2 rows
 [[nodiscard]] double previous_token_score(const Matrix& weights);
 
+/// \brief How much a head looks k characters back: the mean over rows i = k … n−1 of
+///        \f$ A_{i, i-k} \f$. previous_token_score() is offset 1.
+/// \param weights a head's attention weights on one window, n×n
+/// \param offset k, from 1 to n − 1
+/// \return the score, from 0 to 1
+/// \throws std::invalid_argument if the matrix is not square or the offset does not fit
+[[nodiscard]] double offset_score(const Matrix& weights, std::size_t offset);
+
 /// \brief How much a head looks, in the second copy of a repeated sequence, at the place just after
 ///        the current character's first occurrence: the mean over rows i = period … n−1 of
 ///        \f$ A_{i,\, i - \text{period} + 1} \f$.

@@ -93,6 +93,23 @@ TEST_CASE("Previous-token score: 1 for a perfect previous-token head, the mean o
     CHECK_THROWS_AS(sa::previous_token_score(sa::Matrix(3, 2)), std::invalid_argument);
 }
 
+TEST_CASE("Offset score: 1 for a head that looks k back, the previous-token score at k = 1", "[ch15]")
+{
+    for (const std::size_t k : {1U, 2U, 3U}) {
+        INFO("every row i >= " << k << " puts weight 1 on i - " << k);
+        const sa::Matrix back = one_hot_head(10, [k](std::size_t i) { return i < k ? std::size_t{0} : i - k; });
+        CHECK(sa::offset_score(back, k) == 1.0);
+        INFO("... and nothing on i - " << k + 1);
+        CHECK(sa::offset_score(back, k + 1) == 0.0);
+    }
+    const sa::Matrix uniform = uniform_head(5);
+    INFO("uniform, k = 2: rows 2, 3, 4 give 1/3, 1/4, 1/5 on i - 2");
+    CHECK_THAT(sa::offset_score(uniform, 2), WithinAbs((1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 3.0, 1e-15));
+    CHECK(sa::offset_score(uniform, 1) == sa::previous_token_score(uniform));
+    CHECK_THROWS_WITH(sa::offset_score(uniform, 0), Contains("an offset from 1 to rows − 1"));
+    CHECK_THROWS_WITH(sa::offset_score(uniform, 5), Contains("an offset from 1 to rows − 1"));
+}
+
 TEST_CASE("Induction score: 1 for a perfect induction head, 0 for a previous-token head, the uniform mean",
           "[ch15]")
 {

@@ -67,11 +67,13 @@ std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary)
 std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters, std::size_t period,
                                         std::size_t length, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (period == 0 || letters.size() < period) {
         throw std::invalid_argument(fmt::format(
             "cycled_letters: {} distinct letters asked from {}; ask for at least 1 "
             "and at most as many as there are", period, letters.size()));
     }
+    //}
     std::vector<std::size_t> shuffled = letters;
     for (std::size_t k = 0; k < period; ++k) {
         const std::size_t other = k + static_cast<std::size_t>(generator.next() % (shuffled.size() - k));
@@ -87,11 +89,13 @@ std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters,
 std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letters, std::size_t distinct,
                                           SplitMix64& generator)
 {
+    //{ checks its arguments
     if (distinct == 0 || letters.size() < distinct) {
         throw std::invalid_argument(fmt::format(
             "repeated_letters: {} distinct letters asked from {}; ask for at least 1 "
             "and at most as many as there are", distinct, letters.size()));
     }
+    //}
     return cycled_letters(letters, distinct, 2 * distinct + 1, generator);
 }
 //< repeated-letters
@@ -122,6 +126,7 @@ Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count,
 Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
                   std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (tokens.size() <= window || (mix.every != 0 && (mix.shortest == 0 || mix.shortest > mix.longest ||
                                                        mix.longest > window || letters.size() < mix.longest))) {
         throw std::invalid_argument(fmt::format(
@@ -129,6 +134,7 @@ Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std:
             "the text must be longer than a window, and the periods from 1 up to the window "
             "and the letters", window, tokens.size(), letters.size(), mix.shortest, mix.longest));
     }
+    //}
     Batch batch{{}, {}, window};
     for (std::size_t w = 0; w < count; ++w) {
         if (mix.every != 0 && w % mix.every == mix.every - 1) {

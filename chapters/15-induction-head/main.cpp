@@ -115,7 +115,6 @@ Run train(const sa::ModelShape& shape, const Data& data, const sa::LetterMix& mi
 }
 //< training
 
-//> both-runs
 // The model with the mix and the one without share nothing (each run has its own generator and
 // model), so they train side by side on two cores and give the same bits as one after the other.
 std::pair<Run, Run> train_both(const sa::ModelShape& shape, const Data& data, std::size_t steps, std::uint64_t seed)
@@ -147,7 +146,6 @@ std::pair<Run, Run> train_both(const sa::ModelShape& shape, const Data& data, st
     return {std::move(mixed), std::move(plain)};
 #endif
 }
-//< both-runs
 
 std::string head_row(const std::vector<double>& scores, int digits)
 {
@@ -395,7 +393,6 @@ std::string compare(const sa::LanguageModel& model, const sa::LanguageModel& pla
            "\n";
 }
 
-//> goals
 struct Goals {
     bool induction = false;  // a last-layer head scores >= 0.4, the second copy costs <= 1 nat
     bool first_copy = false;  // the first copy costs at least 90 % of ln 32
@@ -430,7 +427,6 @@ Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::Co
     }
     return goals;
 }
-//< goals
 
 std::string goals_text(const Goals& g, const Comparison* c)
 {

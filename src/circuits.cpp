@@ -85,11 +85,13 @@ std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary)
 std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters, std::size_t period,
                                         std::size_t length, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (period == 0 || letters.size() < period) {
         throw std::invalid_argument(fmt::format(
             "cycled_letters: {} distinct letters asked from {}; ask for at least 1 "
             "and at most as many as there are", period, letters.size()));
     }
+    //}
     std::vector<std::size_t> shuffled = letters;
     for (std::size_t k = 0; k < period; ++k) {
         const std::size_t other = k + static_cast<std::size_t>(generator.next() % (shuffled.size() - k));
@@ -105,11 +107,13 @@ std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters,
 std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letters, std::size_t distinct,
                                           SplitMix64& generator)
 {
+    //{ checks its arguments
     if (distinct == 0 || letters.size() < distinct) {
         throw std::invalid_argument(fmt::format(
             "repeated_letters: {} distinct letters asked from {}; ask for at least 1 "
             "and at most as many as there are", distinct, letters.size()));
     }
+    //}
     return cycled_letters(letters, distinct, 2 * distinct + 1, generator);
 }
 //< repeated-letters
@@ -155,6 +159,7 @@ std::vector<std::size_t> cycled_text(const std::vector<std::size_t>& tokens, std
 Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
                   std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator)
 {
+    //{ checks its arguments
     const bool few_letters = mix.repeated == Repeated::letters && letters.size() < mix.longest;
     if (tokens.size() <= window || (mix.every != 0 && (mix.shortest == 0 || mix.shortest > mix.longest ||
                                                        mix.longest > window || few_letters))) {
@@ -163,6 +168,7 @@ Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std:
             "the text must be longer than a window, and the periods from 1 up to the window "
             "and the letters", window, tokens.size(), letters.size(), mix.shortest, mix.longest));
     }
+    //}
     Batch batch{{}, {}, window};
     for (std::size_t w = 0; w < count; ++w) {
         if (mix.every != 0 && w % mix.every == mix.every - 1) {
@@ -279,6 +285,7 @@ Matrix path_layer_forward(const AttentionLayer& layer, const Matrix& input, cons
 ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                   std::size_t window, const HeadAblation& ablation, Path path)
 {
+    //{ checks the head, its layer and the windows
     if (ablation.layer + 1 >= model.layers.size() || ablation.head >= model.shape.heads || window == 0 ||
         tokens.size() % window != 0) {
         throw std::invalid_argument(fmt::format("path_ablated_forward: head {} of layer {}, {} tokens in windows of {}; "
@@ -287,6 +294,7 @@ ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<
                                                 ablation.layer, tokens.size(), window, model.layers.size(),
                                                 model.shape.heads));
     }
+    //}
     ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
     trace.stream = embed(model.embedding, tokens);
     for (std::size_t l = 0; l < model.layers.size(); ++l) {

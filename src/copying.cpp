@@ -25,11 +25,13 @@ bool same_prefix(const std::size_t* inputs, std::size_t j, std::size_t i, std::s
 PrefixMatches prefix_matches(const Batch& batch, std::size_t first, std::size_t prefix)
 {
     const std::size_t n = batch.window;
+    //{ checks its arguments
     if (prefix == 0 || first >= n) {
         throw std::invalid_argument(fmt::format("prefix_matches: a prefix of {} from position {} of windows of {}; "
                                                 "expected a prefix of at least 1 and a position below the window",
                                                 prefix, first, n));
     }
+    //}
     double matches = 0.0, matched = 0.0, right = 0.0, positions = 0.0;
     for (std::size_t w = 0; w * n < batch.inputs.size(); ++w) {
         const std::size_t* inputs = &batch.inputs[w * n];
@@ -58,12 +60,14 @@ PrefixMatches prefix_matches(const Batch& batch, std::size_t first, std::size_t 
 CopiedSpans copied_spans(const std::vector<std::size_t>& tokens, std::size_t count, std::size_t window,
                          std::size_t shortest, std::size_t longest, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (tokens.size() <= window + 1 || shortest == 0 || shortest > longest || 2 * longest > window) {
         throw std::invalid_argument(fmt::format("copied_spans: spans of {} to {} in windows of {} over {} "
                                                 "characters; expected 1 ≤ shortest ≤ longest ≤ window / 2 and a "
                                                 "text longer than a window and the character after it",
                                                 shortest, longest, window, tokens.size()));
     }
+    //}
     CopiedSpans spans{{{}, {}, window}, {}, {}, {}};
     for (std::size_t w = 0; w < count; ++w) {
         const std::size_t start = static_cast<std::size_t>(generator.next() % (tokens.size() - window));

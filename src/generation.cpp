@@ -133,9 +133,11 @@ std::vector<double> recomputed_logits(const LanguageModel& model, const std::vec
 std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<std::size_t>& prompt,
                                   std::size_t length, const SamplingRule& rule, std::uint64_t seed, bool cached)
 {
+    //{ checks that the prompt is not empty
     if (prompt.empty()) {
         throw std::invalid_argument("generate: an empty prompt; expected at least one character");
     }
+    //}
     SplitMix64 generator(seed);
     GenerationCache cache = empty_cache(model);
     std::vector<double> logits;

@@ -236,9 +236,11 @@ Matrix layer_backward(const AttentionLayer& layer, const LayerTrace& t, const Ma
 //> forward
 ForwardTrace forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
 {
+    //{ checks that there are tokens and a window
     if (window == 0 || tokens.empty()) {
         throw std::invalid_argument("forward: no tokens, or a window of 0 rows");
     }
+    //}
     ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
     trace.stream = embed(model.embedding, tokens);
     for (std::size_t l = 0; l < model.layers.size(); ++l) {

@@ -169,7 +169,6 @@ Run train_on(const sa::Trainer& start, const Data& data, std::size_t steps, std:
 }
 //< copying-training
 
-//> both-runs
 // The trainings share nothing (each has its own generator and model), so they run side by side on
 // the cores and give the same bits as one after the other; a page has one thread and runs them in turn.
 void side_by_side(const std::vector<std::function<void()>>& jobs)
@@ -205,7 +204,6 @@ void side_by_side(const std::vector<std::function<void()>>& jobs)
     }
 #endif
 }
-//< both-runs
 
 struct Runs {
     Run mixed;    // the chapter's model: the letters mix
@@ -485,7 +483,6 @@ std::string compare(const sa::LanguageModel& model, const sa::LanguageModel& pla
            "\n";
 }
 
-//> goals
 struct Goals {
     bool induction = false;  // a last-layer head scores >= 0.4, the second copy costs <= 1 nat
     bool first_copy = false;  // the first copy costs at least 90 % of ln 32
@@ -520,7 +517,6 @@ Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::Co
     }
     return goals;
 }
-//< goals
 
 std::string goals_text(const Goals& g, const Comparison* c)
 {

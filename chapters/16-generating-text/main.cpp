@@ -251,21 +251,25 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
 {
     const std::size_t c = model.shape.context;
     const std::string text = sa::read_file(BOOK_KJV_HELD_OUT, "the King James held-out text");
+    //{ returns a note if the text has a character the model does not know
     for (const char ch : text) {
         if (vocabulary.token_of_byte[static_cast<unsigned char>(ch)] < 0) {
             return "Past the context: skipped, the held-out King James text has characters outside this model's "
                    "vocabulary.\n";
         }
     }
+    //}
     const sa::Batch batch = sa::even_batch(sa::encode(vocabulary, text), long_windows, 4 * c);
     // The same tokens read two ways: one window of 4c positions (rotary angles up to 4c - 1, offsets the
     // model never saw), and four windows of c, each starting again at position 0 (as in training).
     const sa::Matrix one = sa::forward(model, batch.inputs, 4 * c).logits;
     const sa::Matrix four = sa::forward(model, batch.inputs, c).logits;
+    //{ out starts with the table's heading
     std::string out = fmt::format("Past the context: {} held-out windows of {} characters, the model trained on {}.\n"
                                   "Mean cross-entropy, nats per character, by position in the window:\n"
                                   "  positions      one window of {}   restarting every {}\n", long_windows, 4 * c,
                                   c, 4 * c, c);
+    //}
     for (const auto& [first, last] : {std::pair{std::size_t{0}, c}, std::pair{c, 2 * c}, std::pair{2 * c, 4 * c}}) {
         out += fmt::format("  {:>3} to {:<3}  {:>17.{}f}   {:>18.{}f}\n", first, last - 1,
                            bucket_loss(one, batch.targets, 4 * c, first, last), digits,

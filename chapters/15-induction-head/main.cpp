@@ -696,7 +696,9 @@ std::string span_text(const sa::LanguageModel& model, const Data& data, std::siz
 std::string rotary_text(std::size_t narrow_heads)
 {
     std::string text = fmt::format("Rotary pairs turning less than one radian across a window ({} places):", context - 1);
-    for (const std::size_t heads : {narrow_heads, copy_heads}) {
+    const std::vector<std::size_t> widths = narrow_heads == copy_heads ? std::vector<std::size_t>{copy_heads}
+                                                                        : std::vector<std::size_t>{narrow_heads, copy_heads};
+    for (const std::size_t heads : widths) {
         const std::size_t features = width / heads;
         std::size_t slow = 0;
         for (std::size_t i = 0; i < features / 2; ++i) {
@@ -704,7 +706,7 @@ std::string rotary_text(std::size_t narrow_heads)
                                                                            static_cast<double>(features)) < 1.0;
         }
         text += fmt::format(" {} of {} in a head of {} features{}", slow, features / 2, features,
-                            heads == copy_heads ? ".\n" : ";");
+                            heads == widths.back() ? ".\n" : ";");
     }
     return text;
 }

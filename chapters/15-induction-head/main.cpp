@@ -42,7 +42,6 @@ constexpr double score_threshold = 0.4;        // the induction score the chapte
 constexpr std::size_t shorter_period = 24;     // the check that the head matches letters, not places
 //< settings
 
-//> copying-settings
 constexpr std::size_t copy_heads = 2;          // the copying model: two heads of 32 features a layer
 constexpr sa::LetterMix text_mix{.every = 2, .shortest = 8, .longest = 32,  // every other window: a span
                                  .repeated = sa::Repeated::text};           // of the text, repeated
@@ -54,7 +53,6 @@ constexpr std::size_t span_skip = 3;           // a copy is measured from its fo
 constexpr std::size_t prefix_windows = 3000;   // the prefix table's held-out windows
 constexpr std::size_t prefix_first = 8;        // and its first position in each
 constexpr std::size_t ngram_order = 5;         // the counted model the copy is compared with
-//< copying-settings
 
 // A saved model of this text, long enough for the test sequences.
 sa::LanguageModel load_scored_model(const std::string& path, const sa::Vocabulary& vocabulary)

@@ -46,7 +46,7 @@ struct AdamMoments {
 /// \param step t, the number of this step, counting from 1
 /// \param settings \f$ \alpha, \beta_1, \beta_2, \epsilon \f$
 /// \throws ShapeError if the shapes differ
-/// \throws std::invalid_argument if t is 0
+/// \throws std::invalid_argument if t is 0: "adam_step: step 0; Adam counts its steps from 1"
 void adam_step(Matrix& parameter, const Matrix& gradient, AdamMoments& moments, std::size_t step,
                const AdamSettings& settings);
 

@@ -19,8 +19,20 @@ std::size_t line_of(const std::string& text, std::size_t position)
     return line;
 }
 
+// Whether the model reads this byte: printable ASCII, a tab, a newline or a carriage return.
+bool plain(char character)
+{
+    const auto byte = static_cast<unsigned char>(character);
+    return (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t' || byte == '\r';
+}
+
+// A character as a message names it; a byte that is not plain ASCII by its code, since
+// printed alone it would be garbled (the first byte of "é" in UTF-8 is 0xC3).
 std::string quoted(char character)
 {
+    if (!plain(character)) {
+        return fmt::format("byte 0x{:02X}", static_cast<unsigned char>(character));
+    }
     return character == '\n' ? "a newline" : fmt::format("'{}'", character_label(character));
 }
 
@@ -86,20 +98,23 @@ std::string character_label(char character)
     return std::string(1, character);
 }
 
+void check_ascii(const std::string& text, const std::string& name)
+{
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (!plain(text[i])) {
+            throw std::invalid_argument(fmt::format("{}: {} on line {} is not plain ASCII; the model reads ASCII text "
+                                                    "only (printable characters, tabs and newlines)",
+                                                    name, quoted(text[i]), line_of(text, i)));
+        }
+    }
+}
+
 void check_plain_text(const std::string& text, const std::string& name)
 {
     if (text.empty()) {
         throw std::invalid_argument(fmt::format("{}: the file is empty; give a plain text of at least 10 lines", name));
     }
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto byte = static_cast<unsigned char>(text[i]);
-        const bool plain = (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t' || byte == '\r';
-        if (!plain) {
-            throw std::invalid_argument(fmt::format("{}: byte 0x{:02x} on line {} is not text; the model reads plain "
-                                                    "ASCII (printable characters, tabs and newlines)",
-                                                    name, byte, line_of(text, i)));
-        }
-    }
+    check_ascii(text, name);
 }
 
 TextSplit split_every_tenth_line(const std::string& text, const std::string& name)

@@ -303,8 +303,13 @@ TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[
     CHECK(split.training.size() == 9 * 6);
     CHECK_THROWS_WITH(sa::check_plain_text("", "--text e"), Contains("--text e: the file is empty"));
     CHECK_THROWS_WITH(sa::check_plain_text(std::string("ab\ncd\0", 6), "--text b"),
-                      Contains("byte 0x00 on line 2 is not text"));
-    CHECK_THROWS_WITH(sa::check_plain_text("caf\xc3\xa9", "--text u"), Contains("byte 0xc3 on line 1 is not text"));
+                      Contains("byte 0x00 on line 2 is not plain ASCII"));
+    INFO("é in UTF-8 is the bytes 0xC3 0xA9: the first is named by its code, which a terminal shows, and the "
+         "message says what the model reads");
+    CHECK_THROWS_WITH(sa::check_plain_text("caf\xc3\xa9", "--text u"),
+                      Contains("--text u: byte 0xC3 on line 1 is not plain ASCII; the model reads ASCII text only"));
+    CHECK_THROWS_WITH(sa::check_ascii("a\nb\ncaf\xc3\xa9", "--prompt"), Contains("--prompt: byte 0xC3 on line 3"));
+    CHECK_NOTHROW(sa::check_ascii("", "--prompt"));
     CHECK_THROWS_WITH(sa::split_every_tenth_line("one\ntwo\n", "--text s"),
                       Contains("the text has 2 lines; it needs at least 10"));
     CHECK_THROWS_WITH(sa::split_every_tenth_line("aaaa", "--text a"),

@@ -27,14 +27,14 @@ constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenl
 constexpr double learning_rate = 1e-2;         // Adam's α
 //< settings
 
-std::string evaluate_file(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path,
-                          int digits)
+// The text of --eval, read and checked before any training, so that a bad file never costs a run.
+std::vector<std::size_t> eval_tokens(const sa::Vocabulary& vocabulary, const std::string& path)
 {
     const std::string option = "--eval " + path;
     const std::string text = sa::read_file(path, "--eval");
+    sa::check_plain_text(text, option);  // its message names the option and the byte
     std::vector<std::size_t> tokens;
     try {
-        sa::check_plain_text(text, option);
         tokens = sa::encode(vocabulary, text);
     } catch (const std::invalid_argument& error) {
         throw sa::UsageError(fmt::format("{}: {}; the model knows only the characters of its training text", option,
@@ -43,6 +43,12 @@ std::string evaluate_file(const sa::LanguageModel& model, const sa::Vocabulary& 
     if (tokens.size() < 2) {
         throw sa::UsageError(fmt::format("{}: one character, nothing to predict; give at least two", option));
     }
+    return tokens;
+}
+
+std::string evaluate_file(const sa::LanguageModel& model, const std::vector<std::size_t>& tokens,
+                          const std::string& path, int digits)
+{
     //> eval
     // Every character from the second on, predicted from the ones before it in its window.
     const sa::Batch batch{{tokens.begin(), tokens.end() - 1}, {tokens.begin() + 1, tokens.end()}, context};
@@ -260,6 +266,8 @@ std::string next_character_chapter(const sa::Example& example)
     }
     const std::string& load = example.options.at("--load");
     const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : sa::load_model(load, vocabulary);
+    const std::string& eval = example.options.at("--eval");
+    const std::vector<std::size_t> eval_text = eval.empty() ? std::vector<std::size_t>{} : eval_tokens(vocabulary, eval);
     const Baselines baselines = counted_baselines(training, held_out, v);
     const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
     const int digits = example.precision;
@@ -287,8 +295,8 @@ std::string next_character_chapter(const sa::Example& example)
                                 digits));
     }
     draw_heads(report, model, vocabulary, shown_verse(corpus.split.held_out));
-    if (!example.options.at("--eval").empty()) {
-        report.text(evaluate_file(model, vocabulary, example.options.at("--eval"), digits));
+    if (!eval.empty()) {
+        report.text(evaluate_file(model, eval_text, eval, digits));
     }
     if (!example.options.at("--save").empty()) {
         save_model(model, vocabulary, example.options.at("--save"));
@@ -311,6 +319,7 @@ int main(int argc, char** argv)
                     {"--load", "FILE", "read a saved model instead of training one", ""},
                     {"--eval", "FILE", "print the model's mean cross-entropy on the text in FILE", ""},
                     {"--speed", "FILE", "write the measured training speed (tokens per second) to FILE", ""}};
+    info.writes = {"--save", "--speed"};  // checked before the training starts
     const std::string own = "the model reads the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

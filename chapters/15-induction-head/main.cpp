@@ -436,7 +436,7 @@ struct Comparison {
 // on the King James text, which it was trained on; none when it is not there.
 std::optional<sa::LanguageModel> chapter_14_model(const std::string& text, const sa::Vocabulary& vocabulary)
 {
-    std::ifstream in(BOOK_CH14_MODEL, std::ios::binary);
+    std::ifstream in(sa::book_file(BOOK_CH14_MODEL), std::ios::binary);
     if (!text.empty() || !in) {
         return std::nullopt;
     }
@@ -578,6 +578,7 @@ std::string previous_token_text(const sa::LanguageModel& model, const std::vecto
 // (the chapter page's "Try it here" panel). The model's own vocabulary decides what is allowed.
 sa::Batch sequence_batch(const sa::SavedModel& saved, const sa::Vocabulary& vocabulary, const std::string& sequence)
 {
+    sa::check_ascii(sequence, "--sequence");  // a byte of UTF-8 is named by its code, never printed alone
     const std::size_t longest = saved.model.shape.context / 2;
     if (sequence.size() < 2 || sequence.size() > longest) {
         throw sa::UsageError(fmt::format("--sequence: expected 2 to {} characters (twice that fills the model's "
@@ -941,6 +942,7 @@ int main(int argc, char** argv)
                     {"--load", "FILE", "read a saved model instead of training one", ""},
                     {"--sequence", "TEXT", "with --load: score the model on TEXT, 2 to 32 characters, repeated once",
                      ""}};
+    info.writes = {"--save"};  // checked before the training starts
     const std::string own = "the model reads the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

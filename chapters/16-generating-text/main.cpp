@@ -34,7 +34,7 @@ constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, 
 sa::SavedModel load_model(const std::string& path)
 {
     try {
-        return sa::load_safetensors(sa::read_file(path, "--load"));
+        return sa::load_safetensors(sa::read_file(sa::book_file(path), "--load"));
     } catch (const sa::UsageError&) {
         throw;
     } catch (const std::invalid_argument& error) {
@@ -71,6 +71,7 @@ std::size_t top_k_option(const sa::Example& example, std::size_t v)
 
 std::vector<std::size_t> prompt_tokens(const sa::Vocabulary& vocabulary, const std::string& prompt)
 {
+    sa::check_ascii(prompt, "--prompt");  // a byte of UTF-8 is named by its code, never printed alone
     std::string outside;
     for (const char c : prompt) {
         const std::string label = "'" + sa::character_label(c) + "'";
@@ -250,7 +251,7 @@ void write_speed(const std::string& path, const sa::Report& report, const sa::La
 std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
 {
     const std::size_t c = model.shape.context;
-    const std::string text = sa::read_file(BOOK_KJV_HELD_OUT, "the King James held-out text");
+    const std::string text = sa::read_file(sa::book_file(BOOK_KJV_HELD_OUT), "the King James held-out text");
     //{ returns a note if the text has a character the model does not know
     for (const char ch : text) {
         if (vocabulary.token_of_byte[static_cast<unsigned char>(ch)] < 0) {
@@ -366,7 +367,7 @@ const std::array<NamePrompt, 5> name_prompts{{
 
 std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
 {
-    std::ifstream in(BOOK_CH15_MODEL, std::ios::binary);
+    std::ifstream in(sa::book_file(BOOK_CH15_MODEL), std::ios::binary);
     std::optional<sa::SavedModel> saved;
     if (in) {
         saved = load_model(BOOK_CH15_MODEL);
@@ -440,6 +441,7 @@ int main(int argc, char** argv)
                     {"--speed", "FILE",
                      "write the measured characters per second, with and without the cache, to FILE (with --figures, "
                      "a plot too)", ""}};
+    info.writes = {"--speed"};  // checked before the run starts
     const std::string own = "the model reads the characters of a prompt, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

@@ -365,20 +365,25 @@ const std::array<NamePrompt, 5> name_prompts{{
     {"Chedorlaomer", "Then came Chedorlaomer the king, Ched", 4},
 }};
 
-std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
+// One of chapter 15's saved models, if it is there and reads this text.
+std::optional<sa::SavedModel> chapter_15_model(const std::string& path, const sa::Vocabulary& vocabulary)
 {
-    std::ifstream in(sa::book_file(BOOK_CH15_MODEL), std::ios::binary);
-    std::optional<sa::SavedModel> saved;
-    if (in) {
-        saved = load_model(BOOK_CH15_MODEL);
+    std::ifstream in(sa::book_file(path), std::ios::binary);
+    if (!in) {
+        return std::nullopt;
     }
-    if (!saved || saved->vocabulary != vocabulary.characters || saved->model.layers.size() < 2) {
-        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n";
+    sa::SavedModel saved = load_model(path);
+    if (saved.vocabulary != vocabulary.characters || saved.model.layers.size() < 2) {
+        return std::nullopt;
     }
-    const sa::LanguageModel& model = saved->model;
+    return saved;
+}
+
+// The names, greedy, with one of chapter 15's models: what it wrote and where its circuit looked.
+std::string name_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
+{
     const Circuit circuit = find_circuit(model, vocabulary);
     std::string out = fmt::format(
-        "The induction head at work: chapter 15's model, greedy, on names written once, then begun again.\n"
         "Its circuit on chapter 15's test letters: layer 1 head {} (induction score {:.{}f}) reads layer 0 head {}.\n"
         "  prompt[what the model wrote]                     copied   on the copy place   previous letter\n",
         circuit.induction, circuit.score, digits, circuit.needed);
@@ -392,6 +397,67 @@ std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
                                  step.strongest == 0 ? "(none)" : sa::character_label(p.prompt[step.strongest - 1]));
     }
     return out + "Where the induction head puts the most, at each prompt's last position:\n" + strongest;
+}
+
+// Names of the King James text, chosen before any model was run on them: long, rare and in every
+// part of the Bible. Each is written in a verse-like frame and begun again with its first 4 letters.
+const std::array<const char*, 23> bible_names{{
+    "Abednego", "Ahasuerus", "Ahithophel", "Belshazzar", "Chedorlaomer", "Hammedatha", "Ishbosheth", "Jehoiachin",
+    "Jehoshaphat", "Jerubbaal", "Mahershalalhashbaz", "Melchizedek", "Mephibosheth", "Methuselah", "Nathanael",
+    "Nebuchadnezzar", "Sennacherib", "Shadrach", "Shalmaneser", "Tiglathpileser", "Zaphnathpaaneah", "Zelophehad",
+    "Zerubbabel"}};
+
+// The names a model completes, greedy, all but at most one of their remaining letters.
+std::vector<std::string> completed_names(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary)
+{
+    std::vector<std::string> completed;
+    for (const std::string name : bible_names) {
+        const NamePrompt p{name, "Then came " + name + " the king, " + name.substr(0, 4), 4};
+        const std::vector<std::size_t> tokens = sa::encode(vocabulary, p.prompt);
+        const std::string wrote = sa::decode(vocabulary, sa::generate(model, tokens, name.size() - 4,
+                                                                      {.greedy = true}, 0, true));
+        std::size_t right = 0;
+        for (std::size_t k = 0; k < wrote.size(); ++k) {
+            right += wrote[k] == name[4 + k] ? 1 : 0;
+        }
+        if (right + 1 >= name.size() - 4) {
+            completed.push_back(name);
+        }
+    }
+    return completed;
+}
+
+std::string names_text(const sa::LanguageModel& letters, const sa::LanguageModel& copying,
+                       const sa::Vocabulary& vocabulary)
+{
+    const std::vector<std::string> by_letters = completed_names(letters, vocabulary);
+    const std::vector<std::string> by_copying = completed_names(copying, vocabulary);
+    std::string list;
+    for (const std::string& name : by_copying) {
+        list += (list.empty() ? "" : ", ") + name;
+    }
+    return fmt::format("{} names of the King James text, each in \"Then came NAME the king, \" and begun again with "
+                       "its first 4 letters;\ncompleted greedy, all but at most one letter: chapter 15's model {} of "
+                       "{}, the copying model {} of {}:\n  {}.\n", bible_names.size(), by_letters.size(),
+                       bible_names.size(), by_copying.size(), bible_names.size(), list);
+}
+
+std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
+{
+    const std::optional<sa::SavedModel> letters = chapter_15_model(BOOK_CH15_MODEL, vocabulary);
+    if (!letters) {
+        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n";
+    }
+    std::string out = "The induction head at work: chapter 15's model, greedy, on names written once, then begun "
+                      "again.\n" + name_table(letters->model, vocabulary, digits);
+    const std::optional<sa::SavedModel> copying = chapter_15_model(std::string(BOOK_CH15_MODEL) + ".copying",
+                                                                   vocabulary);
+    if (copying) {
+        out += "\nThe same names with chapter 15's copying model (two heads of 32, trained on repeated text too).\n" +
+               name_table(copying->model, vocabulary, digits) + "\n" +
+               names_text(letters->model, copying->model, vocabulary);
+    }
+    return out;
 }
 
 std::string generating_text_chapter(const sa::Example& example)

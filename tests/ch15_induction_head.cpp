@@ -11,6 +11,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -797,6 +798,23 @@ TEST_CASE("The copying models' printed numbers and goals recomputed from the sav
     CHECK(ngram_copy - model.second >= 1.0);
     CHECK(ngram_plain < model_plain);
     CHECK(four.second > 0.5);
+    // The letters' circuit path-ablated: layer-0 head 1 out of layer 1's keys, queries or values alone.
+    sa::SplitMix64 test_generator(2018);
+    const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);
+    const std::pair<sa::Path, std::string> paths[] = {
+        {sa::Path::key, "keys"}, {sa::Path::query, "queries"}, {sa::Path::value, "values"}};
+    std::vector<sa::CopyScores> cut;
+    for (const auto& [path, name] : paths) {
+        cut.push_back(sa::path_copy_scores(chapter_model, test, {0, 1}, path));
+        CHECK_THAT(output, Contains(fmt::format("  {:<12} {:>22.3f}  {:>16.3f}\n", name, top(cut.back().induction[1]),
+                                                cut.back().second_copy_loss)));
+    }
+    INFO("K-composition: without head 1 in the keys the circuit is gone (as when the head is zeroed); without it "
+         "in the queries or the values it is not");
+    CHECK(top(cut[0].induction[1]) < 0.1);
+    CHECK(cut[0].second_copy_loss > 4.0);
+    CHECK(top(cut[1].induction[1]) > 0.8);
+    CHECK(top(cut[2].induction[1]) > 0.8);
     // Layer 0's offset scores and layer 1 on the copy, whole and path-ablated.
     const sa::ForwardTrace plain_trace = sa::forward(copying, sa::even_batch(held_out, 128, 64).inputs, 64);
     for (std::size_t h = 0; h < 2; ++h) {

@@ -313,6 +313,21 @@ std::string ablation_text(const sa::LanguageModel& model, const Data& data, cons
     return text;
 }
 
+// The needed head removed from one input of layer 1 alone: which path the circuit runs through.
+std::string letters_path_text(const sa::LanguageModel& model, const Data& data, std::size_t needed, int digits)
+{
+    std::string text = fmt::format("Path ablation: layer-0 head {} removed from one input of layer 1 alone.\n"
+                                   "  removed from   best induction score  second-copy loss\n", needed);
+    const std::pair<sa::Path, const char*> paths[] = {
+        {sa::Path::key, "keys"}, {sa::Path::query, "queries"}, {sa::Path::value, "values"}};
+    for (const auto& [path, name] : paths) {
+        const sa::CopyScores cut = sa::path_copy_scores(model, data.test, {0, needed}, path);
+        text += fmt::format("  {:<12} {:>22.{}f}  {:>16.{}f}\n", name, best(cut.induction.back()), digits,
+                            cut.second_copy_loss, digits);
+    }
+    return text;
+}
+
 std::vector<std::string> letter_labels(const sa::Vocabulary& vocabulary, const std::vector<std::size_t>& tokens)
 {
     std::vector<std::string> labels;
@@ -893,7 +908,8 @@ std::string induction_chapter(const sa::Example& example)
     report.text(circuit_text(whole, model.shape.heads, digits) + "The same model" + shorter_text(model, data, digits) +
                 "\n");
     std::size_t needed = 0;
-    report.text(ablation_text(model, data, whole, needed, digits) + "\n");
+    report.text(ablation_text(model, data, whole, needed, digits));
+    report.text((model.layers.size() >= 2 ? letters_path_text(model, data, needed, digits) : "") + "\n");
     const std::vector<std::vector<double>> text_previous = sa::previous_token_scores(model, data.held_out);
     report.text(previous_token_text(model, text_previous[0], whole, needed, digits));
     Comparison comparison;

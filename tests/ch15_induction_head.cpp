@@ -802,11 +802,12 @@ TEST_CASE("The copying models' printed numbers and goals recomputed from the sav
     CHECK_THAT(output, Contains("the 5-gram wins: " + std::string(ngram_copy - model.second >= 1.0 &&
                                                                    ngram_plain < model_plain ? "met" : "NOT met")));
     INFO("what the chapter claims: the copy costs at most 0.5 nats, 1 nat below the 5-gram, which wins on plain "
-         "text; the four-head model, trained the same way, does not reach the goal");
+         "text; the four-head model, trained the same way, copies too, but less well than two heads of 32");
     CHECK(model.second <= 0.5);
     CHECK(ngram_copy - model.second >= 1.0);
     CHECK(ngram_plain < model_plain);
-    CHECK(four.second > 0.5);
+    CHECK(four.second < four.first - 1.0);
+    CHECK(four.second > model.second);
     // The letters' circuit path-ablated: layer-0 head 1 out of layer 1's keys, queries or values alone.
     sa::SplitMix64 test_generator(2018);
     const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);

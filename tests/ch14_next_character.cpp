@@ -287,8 +287,57 @@ TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14][s
                WithinRel(-(std::log(0.6) + std::log(0.4)) / 2.0, 1e-15));
     // Trigram: training triples aaa, aab; count(a, a) = 2 as a context. P(b | a, a) = (1+1)/(2+2) = 1/2.
     INFO("trigram: P(b | aa) = (1 + 1) / (2 + 2)");
-    CHECK_THAT(sa::trigram_loss(sa::encode(vocabulary, "aaab"), held_out, {2}, 2), WithinRel(std::log(2.0), 1e-15));
+    const sa::NgramCounts trigrams = sa::count_ngrams(sa::encode(vocabulary, "aaab"), 3, 2);
+    CHECK_THAT(sa::ngram_loss(trigrams, held_out, {2}), WithinRel(std::log(2.0), 1e-15));
     CHECK_THROWS_WITH(sa::bigram_loss(counts, held_out, {0}), Contains("no previous character"));
+}
+
+TEST_CASE("Counted n-grams of every order on a tiny text, worked by hand", "[ch14][support]")
+{
+    // Training "abaab" (a = 0, b = 1), held-out "aabab". Each order's counts, by hand:
+    //   n = 1: a 3 times, b 2 times, 5 in all: P(a) = (3+1)/(5+2) = 4/7, P(b) = (2+1)/(5+2) = 3/7.
+    //   n = 3: triples aba, baa, aab: each context ab, ba, aa seen once, followed by a, a, b.
+    //   n = 5: the one 5-gram abaab, context abaa.
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("ab");
+    const std::vector<std::size_t> training = sa::encode(vocabulary, "abaab");
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "aabab");
+    const sa::NgramCounts unigrams = sa::count_ngrams(training, 1, 2);
+    INFO("unigram on a a b a b: -(3 ln 4/7 + 2 ln 3/7) / 5");
+    CHECK_THAT(sa::ngram_probability(unigrams, held_out, 0), WithinRel(4.0 / 7.0, 1e-15));
+    CHECK_THAT(sa::ngram_loss(unigrams, held_out, {0, 1, 2, 3, 4}),
+               WithinRel(-(3.0 * std::log(4.0 / 7.0) + 2.0 * std::log(3.0 / 7.0)) / 5.0, 1e-15));
+    const sa::NgramCounts trigrams = sa::count_ngrams(training, 3, 2);
+    INFO("trigram at 2, 3, 4: P(b | aa) = (1+1)/(1+2), P(a | ab) = 2/3, P(b | ba) = (0+1)/(1+2)");
+    CHECK_THAT(sa::ngram_probability(trigrams, held_out, 4), WithinRel(1.0 / 3.0, 1e-15));
+    CHECK_THAT(sa::ngram_loss(trigrams, held_out, {2, 3, 4}),
+               WithinRel(-(2.0 * std::log(2.0 / 3.0) + std::log(1.0 / 3.0)) / 3.0, 1e-15));
+    const sa::NgramCounts fivegrams = sa::count_ngrams(training, 5, 2);
+    INFO("5-gram: the context aaba of position 4 never occurred in training, so P = (0+1)/(0+2) = 1/2");
+    CHECK_THAT(sa::ngram_loss(fivegrams, held_out, {4}), WithinRel(std::log(2.0), 1e-15));
+    INFO("5-gram on the training text itself: P(b | abaa) = (1+1)/(1+2)");
+    CHECK_THAT(sa::ngram_probability(fivegrams, training, 4), WithinRel(2.0 / 3.0, 1e-15));
+    INFO("an order n predicts only positions with n - 1 tokens before them");
+    CHECK(sa::positions_with_context({1, 2, 3, 4}, 5) == std::vector<std::size_t>{4});
+    CHECK(sa::positions_with_context({0, 1}, 1) == std::vector<std::size_t>{0, 1});
+    CHECK_THROWS_WITH(sa::ngram_loss(fivegrams, held_out, {3}), Contains("position 3 does not have the 4 tokens"));
+    CHECK_THROWS_WITH(sa::ngram_loss(trigrams, held_out, {5}), Contains("position 5"));
+    CHECK_THROWS_WITH(sa::ngram_loss(trigrams, held_out, {}), Contains("no position to predict"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 0, 2), Contains("order 0"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 2, 1), Contains("token 1 at position 1 is not below V = 1"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 9, 256), Contains("does not fit in 64 bits"));
+}
+
+TEST_CASE("Counted n-grams of order 2 are the bigram, to the last bit", "[ch14][support]")
+{
+    // The same sums of the same counts, (count(a, b) + 1) / (count(a) + V), in the same order.
+    const std::string text = "In the beginning God created the heaven and the earth.\nAnd the earth was without form";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    const std::size_t v = vocabulary.characters.size();
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "the earth was without God");
+    const std::vector<std::size_t> targets = sa::all_targets(held_out.size());
+    CHECK(sa::ngram_loss(sa::count_ngrams(tokens, 2, v), held_out, targets) ==
+          sa::bigram_loss(sa::count_bigrams(tokens, v), held_out, targets));
 }
 
 TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[ch14][support]")

@@ -78,15 +78,10 @@ Baselines counted_baselines(const std::vector<std::size_t>& training, const std:
 {
     const std::vector<std::size_t> measured = sa::even_batch_positions(held_out, held_out_windows, context);
     const sa::BigramCounts bigrams = sa::count_bigrams(training, v);
-    std::vector<std::size_t> trigram_measured;  // the trigram needs two characters before
-    for (const std::size_t position : measured) {
-        if (position >= 2) {
-            trigram_measured.push_back(position);
-        }
-    }
+    const sa::NgramCounts trigrams = sa::count_ngrams(training, 3, v);
     return {sa::bigram_loss(bigrams, held_out, sa::all_targets(held_out.size())),
             sa::bigram_loss(bigrams, held_out, measured),
-            sa::trigram_loss(training, held_out, trigram_measured, v)};
+            sa::ngram_loss(trigrams, held_out, sa::positions_with_context(measured, 3))};
 }
 //< baselines
 

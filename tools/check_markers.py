@@ -16,7 +16,7 @@ import sys
 
 MARKER = re.compile(r"^\s*//([<>]) (\S+)\s*$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-INCLUDE = re.compile(r"^\.\. literalinclude:: (\S+)\s*$")
+INCLUDE = re.compile(r"^\s*\.\. literalinclude:: (\S+)\s*$")  # nested in an aside too
 OPTION = re.compile(r"^\s+:(start-after|end-before): //([<>]) (\S+)\s*$")
 
 

@@ -2,6 +2,7 @@
 // file format, the n-gram baselines and the numbers of the chapter's run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <string>
 #include <utility>
@@ -510,6 +512,67 @@ std::string replaced(std::string text, const std::string& from, const std::strin
     return text.replace(at, from.size(), to);
 }
 
+void append_bytes(std::string& out, std::uint64_t bits)
+{
+    for (int byte = 0; byte < 8; ++byte) {
+        out += static_cast<char>((bits >> (8 * byte)) & 0xffU);
+    }
+}
+
+// A safetensors file written from the format's description alone, with the model's tensors in
+// the given order: the header's entries and their data in that order, the data of each right
+// after the one before, the header after "__metadata__" and padded with spaces to a multiple of 8.
+std::string file_in_order(const sa::LanguageModel& model, const std::string& vocabulary,
+                          const std::vector<std::size_t>& order)
+{
+    sa::LanguageModel copy = model;
+    const std::vector<sa::Matrix*> tensors = sa::parameters(copy);
+    const std::vector<std::string> names = sa::parameter_names(model.shape);
+    std::string header = fmt::format("{{\"__metadata__\":{{\"vocabulary\":\"{}\",\"heads\":\"{}\",\"context\":\"{}\"}}",
+                                     vocabulary, model.shape.heads, model.shape.context);
+    std::string data;
+    for (const std::size_t i : order) {
+        const sa::Matrix& m = *tensors[i];
+        header += fmt::format(",\"{}\":{{\"dtype\":\"F64\",\"shape\":[{},{}],\"data_offsets\":[{},{}]}}", names[i],
+                              m.rows(), m.cols(), data.size(), data.size() + 8 * m.rows() * m.cols());
+        for (std::size_t k = 0; k < m.rows() * m.cols(); ++k) {
+            append_bytes(data, std::bit_cast<std::uint64_t>(m.data()[k]));
+        }
+    }
+    header += "}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string bytes;
+    append_bytes(bytes, header.size());
+    return bytes + header + data;
+}
+
+// The file with one piece of its header replaced, the header padded again to a multiple of 8
+// and its length written again, so that only the replaced text differs.
+std::string header_replaced(const std::string& bytes, const std::string& from, const std::string& to)
+{
+    std::uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) {
+        length = length * 256 + static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    }
+    std::string header = replaced(bytes.substr(8, static_cast<std::size_t>(length)), from, to);
+    header.erase(header.find_last_not_of(' ') + 1);
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string out;
+    append_bytes(out, header.size());
+    return out + header + bytes.substr(8 + static_cast<std::size_t>(length));
+}
+
+// Hugging Face's writer (safetensors' serialize) sorts the tensors by dtype, then by name, byte
+// by byte; here every dtype is F64, so by name alone.
+std::vector<std::size_t> hugging_face_order(const sa::ModelShape& shape)
+{
+    const std::vector<std::string> names = sa::parameter_names(shape);
+    std::vector<std::size_t> order(names.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+    return order;
+}
+
 }  // namespace
 
 TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
@@ -569,7 +632,8 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
     refused(replaced(good, "\"F64\",\"shape\":[4,8]", "\"F32\",\"shape\":[4,8]"), "is not of dtype \"F64\"");
     refused(replaced(good, "\"shape\":[8,8],\"data_offsets\":[256,768]", "\"shape\":[8,9],\"data_offsets\":[256,768]"),
             "does not have the shape [8, 8]");
-    refused(replaced(good, "[256,768]", "[256,767]"), "does not have data_offsets [256, 768]");
+    refused(replaced(good, "[256,768]", "[256,767]"),
+            "\"layers.0.w_query\" does not have data_offsets [begin, end] with end - begin = 512");
     refused(replaced(good, "\"heads\":\"2\"", "\"heads\":\"3\""), "d/h must be a whole even number");
     refused(replaced(good, "\"vocabulary\":\"abcd\"", "\"vocabulary\":\"abdc\""), "distinct characters in increasing");
     refused(replaced(good, "\"shape\":[4,8]", "\"shape\":[5,8]"), "\"embedding\" does not have the shape [4, 8]");
@@ -580,6 +644,87 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
         not_finite[data + i] = i < 6 ? '\0' : (i == 6 ? '\xf8' : '\x7f');  // a NaN
     }
     refused(not_finite, "tensor \"embedding\" holds nan at entry 0");
+}
+
+TEST_CASE("Safetensors: the tensors in any order, as the format allows, Hugging Face's included", "[ch14]")
+{
+    // Eleven layers, so that sorting by name puts "layers.10" between "layers.1" and "layers.2".
+    sa::SplitMix64 generator(14);
+    const sa::LanguageModel model = sa::random_model({4, 4, 2, 11, 6}, generator);
+    const std::vector<std::size_t> order = hugging_face_order(model.shape);
+    const std::vector<std::string> names = sa::parameter_names(model.shape);
+    INFO("by name: embedding, layers.0.w_key, layers.0.w_out, layers.0.w_query, …, layers.10.*, layers.2.*, "
+         "…, unembedding; the book writes w_query, w_key, w_value, w_out and layers 0 to 10 in turn");
+    REQUIRE(names[order[1]] == "layers.0.w_key");
+    REQUIRE(names[order[9]] == "layers.10.w_key");
+    REQUIRE(names[order.back()] == "unembedding");
+    std::vector<std::size_t> reversed(order.size());
+    std::iota(reversed.rbegin(), reversed.rend(), std::size_t{0});
+    for (const auto& [written, how] : {std::pair{order, "Hugging Face's order"}, std::pair{reversed, "reversed"}}) {
+        INFO("the tensors' data in " << how << ": every tensor is found by its name and its data_offsets, "
+             "so the model comes back with the same bits");
+        const sa::SavedModel loaded = sa::load_safetensors(file_in_order(model, "abcd", written));
+        CHECK(loaded.model.shape.layers == 11);
+        sa::LanguageModel original = model;
+        sa::LanguageModel copy = loaded.model;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            INFO("tensor " << names[i]);
+            CHECK(sa::identical(*sa::parameters(original)[i], *sa::parameters(copy)[i]));
+        }
+    }
+    INFO("the book's own order, written the same way, is the book's file byte for byte");
+    std::vector<std::size_t> book(names.size());
+    std::iota(book.begin(), book.end(), std::size_t{0});
+    CHECK(file_in_order(model, "abcd", book) == sa::save_safetensors(model, "abcd"));
+}
+
+TEST_CASE("Safetensors: data with a gap or an overlap, or a model of no layer, is refused with one line",
+          "[ch14][support]")
+{
+    const sa::LanguageModel model = small_model(9);  // 2 layers, d = 8: each layer's matrix is 512 bytes
+    const std::string good = sa::save_safetensors(model, "abcd");
+    const auto refused = [](const std::string& bytes, const std::string& fragment) {
+        INFO("expected a refusal that says: " << fragment);
+        try {
+            (void)sa::load_safetensors(bytes);
+            FAIL("the file was accepted");
+        } catch (const std::invalid_argument& error) {
+            const std::string message = error.what();
+            CHECK_THAT(message, Contains(fragment));
+            CHECK(message.find('\n') == std::string::npos);
+        }
+    };
+    // layers.0.w_key's data start where w_query's do, [256, 768): the two overlap and the last
+    // 512 bytes are covered by no tensor.
+    refused(header_replaced(good, "[768,1280]", "[256,768]"),
+            "has data_offsets [256, 768], but the data before it end at byte 768: the tensors' data must cover the "
+            "data with no gap and no overlap");
+    // An end before its begin: 256 − (2^64 − 256) wraps round to 512, w_query's size, so only
+    // where its data lie can refuse it: nothing follows the embedding's 256 bytes.
+    refused(header_replaced(good, "[256,768]", "[18446744073709551360,256]"),
+            "\"layers.0.w_key\" has data_offsets [768, 1280], but the data before it end at byte 256");
+    // Every tensor from layers.0.w_key on moved 8 bytes later: a gap of 8 bytes after w_query.
+    std::string gap = good;
+    const std::size_t data_start = gap.size() - 8 * (2 * 4 * 8 + 2 * 4 * 8 * 8);
+    for (std::size_t begin = 768; begin < 768 + 7 * 512; begin += 512) {
+        gap = replaced(gap, fmt::format("[{},{}]", begin, begin + 512), fmt::format("[{},{}]", begin + 8, begin + 520));
+    }
+    gap = replaced(gap, fmt::format("[{},{}]", 768 + 7 * 512, 768 + 7 * 512 + 256),
+                   fmt::format("[{},{}]", 768 + 7 * 512 + 8, 768 + 7 * 512 + 264));
+    gap.insert(data_start + 768, 8, '\0');
+    refused(gap, "\"layers.0.w_key\" has data_offsets [776, 1288], but the data before it end at byte 768");
+    // No layer: W_E and W_U alone are the bigram model, which the book counts (chapter 14's
+    // baselines) rather than loads; every program that loads a model shows its layer-0 heads.
+    sa::LanguageModel bigram = model;
+    bigram.shape.layers = 0;
+    bigram.layers.clear();
+    refused(sa::save_safetensors(bigram, "abcd"),
+            "the header has 2 tensors; a model of L layers has 4 L + 2, with L from 1 to 64");
+    INFO("one layer, 6 tensors, is the smallest model the loader takes");
+    sa::LanguageModel one = model;
+    one.shape.layers = 1;
+    one.layers.resize(1);
+    CHECK(sa::load_safetensors(sa::save_safetensors(one, "abcd")).model.shape.layers == 1);
 }
 
 TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][support]")
@@ -622,6 +767,29 @@ TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][supp
         CHECK(sa::identical(sa::multiply_transposed_rhs(c, b), c_bt));
     }
     CHECK_THROWS_AS(sa::multiply(random_entries(5, 3, 1), random_entries(5, 4, 2)), sa::ShapeError);
+}
+
+TEST_CASE("add_in_place: A + B entry by entry, and B refused if its rows alone or its columns alone differ",
+          "[ch14][support]")
+{
+    sa::Matrix a{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};
+    sa::add_in_place(a, sa::Matrix{{10.0, 20.0, 30.0}, {40.0, 50.0, 60.0}});
+    INFO("each entry is a_ij + b_ij, one addition of whole numbers, so exact");
+    CHECK(sa::identical(a, sa::Matrix{{11.0, 22.0, 33.0}, {44.0, 55.0, 66.0}}));
+    // A sum needs the same shape in both dimensions: a check that refused only when both differ
+    // would let these through. B is the larger in each, so a sum that went ahead would read
+    // inside B and change A silently.
+    const sa::Matrix before = a;
+    INFO("2×3 + 3×3: the columns agree, the rows do not");
+    CHECK_THROWS_MATCHES(sa::add_in_place(a, sa::Matrix(3, 3, 1.0)), sa::ShapeError,
+                         Catch::Matchers::Message("add_in_place: A is 2×3 and B is 3×3; they need the same shape"));
+    sa::Matrix two_by_two{{1.0, 2.0}, {3.0, 4.0}};
+    INFO("2×2 + 2×3: the rows agree, the columns do not");
+    CHECK_THROWS_MATCHES(sa::add_in_place(two_by_two, sa::Matrix(2, 3, 1.0)), sa::ShapeError,
+                         Catch::Matchers::Message("add_in_place: A is 2×2 and B is 2×3; they need the same shape"));
+    INFO("a refused sum leaves A as it was");
+    CHECK(sa::identical(a, before));
+    CHECK(sa::identical(two_by_two, sa::Matrix{{1.0, 2.0}, {3.0, 4.0}}));
 }
 
 namespace {

@@ -158,6 +158,25 @@ TEST_CASE("Top-k keeps every logit tied with the k-th largest, as Hugging Face a
     CHECK(sa::rule_probabilities(z, 1.0, 1) == std::vector<double>{1.0, 0.0, 0.0, 0.0, 0.0});
     INFO("every logit equal: any k keeps them all, each 1/5");
     CHECK(sa::rule_probabilities(std::vector<double>(5, 0.7), 1.0, 1) == std::vector<double>(5, 0.2));
+TEST_CASE("A vocabulary of one character: every rule returns it", "[ch16]")
+{
+    // One logit z: p_0 = e^{(z - z)/τ} / e^{(z - z)/τ} = 1 at any τ, top-k can only be 1, and the
+    // cumulative sum 1 is above every u in [0, 1), so each rule draws character 0.
+    for (const double z : {-3.5, 0.0, 7.25}) {
+        INFO("the one logit is " << z);
+        CHECK(sa::greedy_choice({z}) == 0);
+        for (const double temperature : {1e-12, 0.5, 1.0, 4.0}) {
+            INFO("τ = " << temperature << ", top-k = 1");
+            CHECK(sa::rule_probabilities({z}, temperature, 1) == std::vector<double>{1.0});
+            for (const double u : {0.0, 0.5, 0.999999}) {
+                CHECK(sa::sample_character({z}, temperature, 1, u) == 0);
+            }
+        }
+        INFO("top-k = 2 asks for more characters than there are");
+        CHECK_THROWS_AS(sa::rule_probabilities({z}, 1.0, 2), std::invalid_argument);
+    }
+    CHECK(sa::inverse_cdf_draw({1.0}, 0.0) == 0);
+    CHECK(sa::inverse_cdf_draw({1.0}, 0.999999) == 0);
 }
 
 TEST_CASE("Temperature toward 0 and top-k = 1 both equal the greedy choice", "[ch16]")

@@ -63,11 +63,11 @@ std::uint64_t message_bytes(const std::vector<double>& message)
 void check_ranks(std::size_t tokens, std::size_t ranks, std::size_t rank)
 {
     if (ranks == 0 || rank >= ranks) {
-        throw std::invalid_argument(fmt::format("rank {} of {}: a ring needs at least 1 rank and r below P", rank,
+        throw std::invalid_argument(fmt::format("rank {} of {}: a ring needs at least 1 rank and g below G", rank,
                                                 ranks));
     }
     if (tokens < ranks) {
-        throw std::invalid_argument(fmt::format("{} ranks for {} tokens: each rank needs at least one token, so P "
+        throw std::invalid_argument(fmt::format("{} ranks for {} tokens: each rank needs at least one token, so G "
                                                 "can be at most n", ranks, tokens));
     }
 }
@@ -130,11 +130,10 @@ std::vector<std::size_t> layout_rows(Layout layout, std::size_t tokens, std::siz
 //> ring-schedule
 std::size_t ring_block_owner(std::size_t rank, std::size_t step, std::size_t ranks)
 {
-    return (rank + ranks - step % ranks) % ranks;  // (r - s) mod P, without going below 0
+    return (rank + ranks - step % ranks) % ranks;  // (g - s) mod G, without going below 0
 }
 //< ring-schedule
 
-//> visible-pairs
 std::uint64_t visible_pairs(const std::vector<std::size_t>& query_rows, const std::vector<std::size_t>& key_rows,
                             bool causal)
 {
@@ -146,7 +145,6 @@ std::uint64_t visible_pairs(const std::vector<std::size_t>& query_rows, const st
     }
     return pairs;
 }
-//< visible-pairs
 
 std::vector<std::uint64_t> ring_work(Layout layout, std::size_t tokens, std::size_t ranks, bool causal)
 {
@@ -163,7 +161,6 @@ std::vector<std::uint64_t> ring_work(Layout layout, std::size_t tokens, std::siz
     return work;
 }
 
-//> ring-bytes
 std::uint64_t ring_bytes_sent(Layout layout, std::size_t tokens, std::size_t ranks, std::size_t rank,
                               std::size_t key_dim, std::size_t value_dim)
 {
@@ -186,7 +183,6 @@ double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t 
     const double p = static_cast<double>(ranks);
     return 4.0 * (static_cast<double>(tokens) / p) * static_cast<double>(dim) * ((p - 1.0) / p) * 8.0;
 }
-//< ring-bytes
 
 bool LocalCommunicator::runs(std::size_t /*rank*/) const
 {
@@ -269,13 +265,13 @@ void check_shards(const RingSetup& setup, const std::vector<Shard>& shards)
 // One rank's side of the ring: the block it holds, the one arriving, and its running state.
 struct RankRing {
     std::vector<double> held;      // the keys, then the values, of the block held at this step
-    std::vector<double> incoming;  // the next block, arriving from rank r - 1
+    std::vector<double> incoming;  // the next block, arriving from rank g - 1
     PartialAttention running;      // merged over the blocks absorbed so far
     bool started = false;          // whether any block has been absorbed yet
 };
 
 //> ring-absorb
-// Absorbs the block of rank `owner` into rank r's running state, or skips it if the mask hides all of it.
+// Absorbs the block of rank `owner` into rank g's running state, or skips it if the mask hides all of it.
 void absorb_held(const Shard& shard, const RingSetup& setup, std::size_t owner, RankRing& ring, RankResult& result)
 {
     const std::vector<std::size_t> key_rows = layout_rows(setup.layout, setup.tokens, setup.ranks, owner);
@@ -345,7 +341,7 @@ std::vector<RankResult> ring_attention(Communicator& communicator, const RingSet
 
 namespace {
 
-// The widths of Ulysses' head shards: each rank takes h/P heads, g·d_k/h columns of Q and K, g·d_v/h of V.
+// The widths of Ulysses' head shards: each rank takes h/G heads, g·d_k/h columns of Q and K, g·d_v/h of V.
 struct HeadShare {
     std::size_t heads_per_rank;
     std::size_t key_width;
@@ -456,7 +452,7 @@ std::vector<double> rows_of(const Matrix& head_output, const std::vector<std::si
     return message;
 }
 
-// Rank r's outputs: its rows of every rank's heads, rank t's in columns [t·width, (t+1)·width).
+// Rank g's outputs: its rows of every rank's heads, rank t's in columns [t·width, (t+1)·width).
 Matrix join_heads(const std::vector<std::vector<double>>& from_each, std::size_t rows, std::size_t width)
 {
     Matrix outputs(rows, from_each.size() * width);
@@ -489,7 +485,7 @@ std::vector<RankResult> ulysses_attention(Communicator& communicator, const Ring
     for (std::size_t rank = 0; rank < ranks; ++rank) {
         rows.push_back(layout_rows(setup.layout, setup.tokens, ranks, rank));
     }
-    // All-to-all 1: rank r sends rank t the columns of t's heads of its rows of Q, K and V.
+    // All-to-all 1: rank g sends rank t the columns of t's heads of its rows of Q, K and V.
     Messages outgoing(shards.size(), std::vector<std::vector<double>>(ranks));
     Messages incoming = outgoing;
     for (std::size_t i = 0; i < shards.size(); ++i) {
@@ -501,7 +497,7 @@ std::vector<RankResult> ulysses_attention(Communicator& communicator, const Ring
         }
     }
     exchange_all(communicator, shards, outgoing, incoming, results);
-    // Each rank: attention on its h/P heads over the whole sequence.
+    // Each rank: attention on its h/G heads over the whole sequence.
     std::vector<Matrix> head_outputs;
     for (std::size_t i = 0; i < shards.size(); ++i) {
         head_outputs.push_back(heads_attention(setup, share, incoming[i], results[i].pairs));
@@ -593,7 +589,6 @@ RankResult unpack_result(const std::vector<double>& message, std::size_t rank, s
 
 }  // namespace
 
-//> gather-results
 std::vector<RankResult> gather_results(Communicator& communicator, const RingSetup& setup,
                                        const std::vector<RankResult>& mine)
 {
@@ -628,7 +623,6 @@ std::vector<RankResult> gather_results(Communicator& communicator, const RingSet
     }
     return everyone;
 }
-//< gather-results
 
 Matrix assemble_outputs(const std::vector<RankResult>& results, std::size_t tokens)
 {

@@ -1,5 +1,5 @@
 /// \file ring_attention.hpp
-/// \brief Attention across machines: the sequence split between P ranks, each holding
+/// \brief Attention across machines: the sequence split between G ranks, each holding
 ///        the rows of Q, K and V of its own tokens; ring attention, which passes the
 ///        blocks of K and V around a ring and merges chapter 13's partial states, and
 ///        DeepSpeed-Ulysses, which trades sequence shards for head shards.
@@ -23,15 +23,15 @@ namespace sa {
 
 /// \brief Which token rows each rank holds.
 ///
-/// - contiguous: rank r holds rows \f$ [\lfloor r n / P \rfloor, \lfloor (r+1) n / P \rfloor) \f$,
+/// - contiguous: rank g holds rows \f$ [\lfloor g n / G \rfloor, \lfloor (g+1) n / G \rfloor) \f$,
 ///   the split of chapter 13's workers;
-/// - striped: rank r holds every token i with \f$ i \bmod P = r \f$ (Brandon et al., 2023);
-/// - zigzag: the sequence is cut into 2P chunks and rank r holds chunks r and 2P−1−r
+/// - striped: rank g holds every token i with \f$ i \bmod G = g \f$ (Brandon et al., 2023);
+/// - zigzag: the sequence is cut into 2G chunks and rank g holds chunks g and 2G−1−g
 ///   (the layout of Megatron-LM's context parallelism), see zigzag_rows().
 enum class Layout {
     contiguous,  ///< one run of consecutive tokens per rank
-    striped,     ///< token i on rank i mod P
-    zigzag,      ///< chunks r and 2P−1−r of 2P on rank r
+    striped,     ///< token i on rank i mod G
+    zigzag,      ///< chunks g and 2G−1−g of 2G on rank g
 };
 
 /// \brief The layout's name as the book prints it: "contiguous", "striped" or "zig-zag".
@@ -39,49 +39,49 @@ enum class Layout {
 /// \return its name
 [[nodiscard]] std::string layout_name(Layout layout);
 
-/// \brief The token rows rank r holds in the zig-zag layout: chunks r and 2P−1−r of 2P.
+/// \brief The token rows rank g holds in the zig-zag layout: chunks g and 2G−1−g of 2G.
 ///
-/// The n tokens are cut into 2P consecutive chunks whose sizes differ by at most one,
-/// the larger ones first: chunk c holds \f$ \lfloor n / 2P \rfloor \f$ tokens, plus one
-/// when \f$ c < n \bmod 2P \f$. Rank r takes chunk r from the front half and its mirror,
-/// chunk 2P−1−r, from the back half, so that under the causal mask every rank holds
-/// one early chunk (few keys to see) and one late chunk (many). With n = 8, P = 2 the
+/// The n tokens are cut into 2G consecutive chunks whose sizes differ by at most one,
+/// the larger ones first: chunk c holds \f$ \lfloor n / 2G \rfloor \f$ tokens, plus one
+/// when \f$ c < n \bmod 2G \f$. Rank g takes chunk g from the front half and its mirror,
+/// chunk 2G−1−g, from the back half, so that under the causal mask every rank holds
+/// one early chunk (few keys to see) and one late chunk (many). With n = 8, G = 2 the
 /// chunks are {0,1}, {2,3}, {4,5}, {6,7}: rank 0 holds 0, 1, 6, 7 and rank 1 holds 2, 3, 4, 5.
 ///
-/// Edges: with \f$ P \le n < 2P \f$ some chunks of the back half are empty, but every
+/// Edges: with \f$ G \le n < 2G \f$ some chunks of the back half are empty, but every
 /// chunk of the front half holds a token, so no rank is left without one.
 ///
-/// \param tokens n, at least P
-/// \param ranks P, at least 1
-/// \param rank r, below P
+/// \param tokens n, at least G
+/// \param ranks G, at least 1
+/// \param rank g, below G
 /// \return the rows, ascending
 [[nodiscard]] std::vector<std::size_t> zigzag_rows(std::size_t tokens, std::size_t ranks, std::size_t rank);
 
-/// \brief The token rows rank r holds in a layout, ascending.
+/// \brief The token rows rank g holds in a layout, ascending.
 ///
-/// Every token is held by exactly one rank, and each rank holds at least one when \f$ n \ge P \f$.
+/// Every token is held by exactly one rank, and each rank holds at least one when \f$ n \ge G \f$.
 ///
 /// \param layout contiguous, striped or zig-zag
 /// \param tokens n
-/// \param ranks P
-/// \param rank r
-/// \return the rows of Q, K and V that live on rank r
-/// \throws std::invalid_argument if P is 0, r is not below P, or n is less than P
+/// \param ranks G
+/// \param rank g
+/// \return the rows of Q, K and V that live on rank g
+/// \throws std::invalid_argument if G is 0, g is not below G, or n is less than G
 ///         (the message says each rank needs at least one token)
 [[nodiscard]] std::vector<std::size_t> layout_rows(Layout layout, std::size_t tokens, std::size_t ranks,
                                                    std::size_t rank);
 
-/// \brief The ring's schedule: whose block of K and V rank r holds at step s,
-///        \f$ (r - s) \bmod P \f$.
+/// \brief The ring's schedule: whose block of K and V rank g holds at step s,
+///        \f$ (g - s) \bmod G \f$.
 ///
 /// At step 0 every rank holds its own block. After each step it passes the block on to
-/// rank r+1 and takes the one rank r−1 held, so at step s it holds the block that
-/// started s places behind it. After steps 0 to P−1 it has seen every block once.
+/// rank g+1 and takes the one rank g−1 held, so at step s it holds the block that
+/// started s places behind it. After steps 0 to G−1 it has seen every block once.
 ///
-/// \param rank r, below P
-/// \param step s, below P
-/// \param ranks P, at least 1
-/// \return the rank whose block rank r holds at step s
+/// \param rank g, below G
+/// \param step s, below G
+/// \param ranks G, at least 1
+/// \return the rank whose block rank g holds at step s
 [[nodiscard]] std::size_t ring_block_owner(std::size_t rank, std::size_t step, std::size_t ranks);
 
 /// \brief The pairs of a block of queries and keys that take part: every pair, or
@@ -100,55 +100,55 @@ enum class Layout {
 /// \brief The score evaluations of each rank over the whole ring: the sum of
 ///        visible_pairs() of its queries with every rank's keys.
 ///
-/// Without the mask each rank makes \f$ |R_r| \cdot n \f$. Under the causal mask,
-/// contiguous shards give rank P−1 about 2P−1 times the work of rank 0; striped and
+/// Without the mask each rank makes \f$ |R_g| \cdot n \f$. Under the causal mask,
+/// contiguous shards give rank G−1 about 2G−1 times the work of rank 0; striped and
 /// zig-zag shards spread it evenly.
 ///
 /// \param layout the layout
-/// \param tokens n, at least P
-/// \param ranks P
+/// \param tokens n, at least G
+/// \param ranks G
 /// \param causal whether the causal mask applies
 /// \return the count for each rank, rank 0 first
 /// \throws std::invalid_argument as layout_rows()
 [[nodiscard]] std::vector<std::uint64_t> ring_work(Layout layout, std::size_t tokens, std::size_t ranks,
                                                    bool causal);
 
-/// \brief The bytes rank r sends around the ring: the blocks it holds at steps 0 to P−2,
+/// \brief The bytes rank g sends around the ring: the blocks it holds at steps 0 to G−2,
 ///        each \f$ |R_b| (d_k + d_v) \f$ doubles of 8 bytes.
 ///
-/// It receives as many bytes as rank r−1 sends. When P divides n this is
+/// It receives as many bytes as rank g−1 sends. When G divides n this is
 /// ring_bytes_formula() for every rank.
 ///
 /// \param layout the layout
 /// \param tokens n
-/// \param ranks P
-/// \param rank r
+/// \param ranks G
+/// \param rank g
 /// \param key_dim d_k
 /// \param value_dim d_v
 /// \return the bytes sent
 [[nodiscard]] std::uint64_t ring_bytes_sent(Layout layout, std::size_t tokens, std::size_t ranks, std::size_t rank,
                                             std::size_t key_dim, std::size_t value_dim);
 
-/// \brief The ring's bytes per rank when P divides n and \f$ d_k = d_v = d \f$:
-///        \f$ 2 (P-1) \frac{n}{P} d \cdot 8 \f$.
+/// \brief The ring's bytes per rank when G divides n and \f$ d_k = d_v = d \f$:
+///        \f$ 2 (G-1) \frac{n}{G} d \cdot 8 \f$.
 ///
-/// P−1 passes of a block of n/P keys and n/P values, d doubles each.
+/// G−1 passes of a block of n/G keys and n/G values, d doubles each.
 ///
 /// \param tokens n
-/// \param ranks P, at least 1
+/// \param ranks G, at least 1
 /// \param dim d
-/// \return the bytes, as a real number (a fraction when P does not divide n)
+/// \return the bytes, as a real number (a fraction when G does not divide n)
 [[nodiscard]] double ring_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t dim);
 
-/// \brief DeepSpeed-Ulysses' bytes sent per rank when P divides n and \f$ d_k = d_v = d \f$:
-///        \f$ 4 \frac{n}{P} d \cdot \frac{P-1}{P} \cdot 8 \f$.
+/// \brief DeepSpeed-Ulysses' bytes sent per rank when G divides n and \f$ d_k = d_v = d \f$:
+///        \f$ 4 \frac{n}{G} d \cdot \frac{G-1}{G} \cdot 8 \f$.
 ///
-/// Each rank puts its n/P rows of Q, K and V (before attention) and of the output
-/// (after) through an all-to-all: \f$ 4 n d / P \f$ numbers, the figure of Jacobs et
-/// al. (2023), of which the 1/P for its own heads stay on the rank.
+/// Each rank puts its n/G rows of Q, K and V (before attention) and of the output
+/// (after) through an all-to-all: \f$ 4 n d / G \f$ numbers, the figure of Jacobs et
+/// al. (2023), of which the 1/G for its own heads stay on the rank.
 ///
 /// \param tokens n
-/// \param ranks P, at least 1
+/// \param ranks G, at least 1
 /// \param dim d
 /// \return the bytes sent, as a real number
 [[nodiscard]] double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t dim);
@@ -164,9 +164,9 @@ class Communicator {
 public:
     virtual ~Communicator() = default;
 
-    /// \brief Whether this process runs rank r (one process may run several ranks).
-    /// \param rank r
-    /// \return true if rank r's work happens here
+    /// \brief Whether this process runs rank g (one process may run several ranks).
+    /// \param rank g
+    /// \return true if rank g's work happens here
     [[nodiscard]] virtual bool runs(std::size_t rank) const = 0;
 
     /// \brief Starts sending a message; \p message must stay unchanged until wait().
@@ -227,21 +227,21 @@ private:
 
 /// \brief What one rank holds before attention: its token rows and those rows of Q, K and V.
 struct Shard {
-    std::size_t rank = 0;                ///< r
+    std::size_t rank = 0;                ///< g
     std::vector<std::size_t> rows = {};  ///< the token rows, ascending (layout_rows())
-    Matrix queries = {};                 ///< |R_r|×d_k, the rows of Q
-    Matrix keys = {};                    ///< |R_r|×d_k, the rows of K
-    Matrix values = {};                  ///< |R_r|×d_v, the rows of V
+    Matrix queries = {};                 ///< |R_g|×d_k, the rows of Q
+    Matrix keys = {};                    ///< |R_g|×d_k, the rows of K
+    Matrix values = {};                  ///< |R_g|×d_v, the rows of V
 };
 
-/// \brief Rank r's shard: its rows of Q, K and V under a layout.
+/// \brief Rank g's shard: its rows of Q, K and V under a layout.
 ///
 /// In a real deployment each rank computes these rows itself from its own tokens; the
 /// book's programs and tests compute Q, K and V once and hand each rank its rows.
 ///
 /// \param layout the layout
-/// \param ranks P
-/// \param rank r
+/// \param ranks G
+/// \param rank g
 /// \param queries Q, n×d_k
 /// \param keys K, n×d_k
 /// \param values V, n×d_v
@@ -251,20 +251,20 @@ struct Shard {
 [[nodiscard]] Shard make_shard(Layout layout, std::size_t ranks, std::size_t rank, const Matrix& queries,
                                const Matrix& keys, const Matrix& values);
 
-/// \brief How a ring or an all-to-all is laid out: n, P, the layout and the mask.
+/// \brief How a ring or an all-to-all is laid out: n, G, the layout and the mask.
 struct RingSetup {
     std::size_t tokens = 0;              ///< n
-    std::size_t ranks = 1;               ///< P
+    std::size_t ranks = 1;               ///< G
     Layout layout = Layout::contiguous;  ///< which rows each rank holds
     bool causal = false;                 ///< whether the causal mask applies
 };
 
 /// \brief What one rank ends with: its outputs and what it did to get them.
 struct RankResult {
-    std::size_t rank = 0;                ///< r
+    std::size_t rank = 0;                ///< g
     std::vector<std::size_t> rows = {};  ///< its token rows
-    Matrix outputs = {};                 ///< |R_r|×d_v, the attention outputs of its queries
-    std::vector<Matrix> states = {};     ///< the ring: state_table() after each step, P of them
+    Matrix outputs = {};                 ///< |R_g|×d_v, the attention outputs of its queries
+    std::vector<Matrix> states = {};     ///< the ring: state_table() after each step, G of them
     std::uint64_t bytes_sent = 0;        ///< bytes this rank sent
     std::uint64_t bytes_received = 0;    ///< bytes this rank received
     std::uint64_t pairs = 0;             ///< score evaluations that took part (visible_pairs())
@@ -282,17 +282,17 @@ struct RankResult {
 
 /// \brief Ring attention (Liu, Zaharia and Abbeel, 2023) for the ranks this process runs.
 ///
-/// At step s = 0, …, P−1 rank r holds the keys and values of rank ring_block_owner(r, s).
-/// It starts sending that block to rank r+1 and receiving the next from rank r−1, then,
+/// At step s = 0, …, G−1 rank g holds the keys and values of rank ring_block_owner(g, s).
+/// It starts sending that block to rank g+1 and receiving the next from rank g−1, then,
 /// while they travel, absorbs the block into a fresh state with chapter 13's
 /// absorb_block() and merges it into its running state with merge_attention() (the
 /// first block absorbed becomes the running state). A block the mask hides entirely is
-/// skipped. After step P−1 it finishes its outputs with finish_attention(); no block is
+/// skipped. After step G−1 it finishes its outputs with finish_attention(); no block is
 /// sent after the last step. The result equals attention() on the whole sequence, and
 /// bit for bit chapter 13's split-and-merge over the same blocks in the same order.
 ///
 /// \param communicator carries the blocks between ranks
-/// \param setup n, P, the layout and the mask
+/// \param setup n, G, the layout and the mask
 /// \param shards the shards of the ranks this process runs, each once
 /// \return one result per shard, in the same order
 /// \throws std::invalid_argument if a shard's rows are not its rank's rows under the layout
@@ -301,36 +301,36 @@ struct RankResult {
 
 /// \brief DeepSpeed-Ulysses (Jacobs et al., 2023): two all-to-alls around attention.
 ///
-/// Each rank r sends to every other rank t the columns of t's h/P heads of its rows of
+/// Each rank g sends to every other rank t the columns of t's h/G heads of its rows of
 /// Q, K and V, so that rank t holds those heads for the whole sequence; it runs
 /// chapter 7's attention() on each of its heads, then a second exchange sends each rank
-/// back its rows. The result, rank r's rows of the heads side by side, equals
+/// back its rows. The result, rank g's rows of the heads side by side, equals
 /// multi_head_attention() before \f$ W_O \f$. The all-to-alls are sends and receives
 /// between every pair of ranks, posted together, as MPI_Alltoall does inside.
 ///
 /// \param communicator carries the messages
-/// \param setup n, P, the layout and the mask
-/// \param heads h, a multiple of P; d_k and d_v must be multiples of h
+/// \param setup n, G, the layout and the mask
+/// \param heads h, a multiple of G; d_k and d_v must be multiples of h
 /// \param shards the shards of the ranks this process runs
 /// \return one result per shard, in the same order (no states; pairs counts the scores of its heads)
-/// \throws std::invalid_argument if P does not divide h, or h does not divide d_k and d_v
+/// \throws std::invalid_argument if G does not divide h, or h does not divide d_k and d_v
 [[nodiscard]] std::vector<RankResult> ulysses_attention(Communicator& communicator, const RingSetup& setup,
                                                         std::size_t heads, const std::vector<Shard>& shards);
 
-/// \brief Chapter 13's split-and-merge on one process, over the blocks rank r absorbs in the ring,
+/// \brief Chapter 13's split-and-merge on one process, over the blocks rank g absorbs in the ring,
 ///        in the ring's order: what ring_attention() must equal bit for bit.
 ///
 /// The tokens are renumbered so that each rank's rows are consecutive (rank 0's first);
-/// then each block that rank r does not skip is absorbed with absorb_block() over the whole
+/// then each block that rank g does not skip is absorbed with absorb_block() over the whole
 /// renumbered Q, K and V into a state of its own, and the states are merged left to right
 /// with merge_attention(), as chapter 13's workers are.
 ///
-/// \param setup n, P, the layout and the mask
+/// \param setup n, G, the layout and the mask
 /// \param queries Q, n×d_k, in token order
 /// \param keys K, n×d_k
 /// \param values V, n×d_v
-/// \param rank r
-/// \return rank r's outputs, |R_r|×d_v
+/// \param rank g
+/// \return rank g's outputs, |R_g|×d_v
 /// \throws std::invalid_argument as layout_rows()
 [[nodiscard]] Matrix split_and_merge_in_ring_order(const RingSetup& setup, const Matrix& queries, const Matrix& keys,
                                                    const Matrix& values, std::size_t rank);
@@ -338,18 +338,18 @@ struct RankResult {
 /// \brief Collects every rank's result at the process that runs rank 0.
 ///
 /// Each rank sends its counts, outputs and states to rank 0 (which knows their shapes
-/// from the layout); the process running rank 0 returns all P results, rank 0 first,
+/// from the layout); the process running rank 0 returns all G results, rank 0 first,
 /// and every other process an empty list.
 ///
 /// \param communicator carries the messages
-/// \param setup n, P and the layout
+/// \param setup n, G and the layout
 /// \param mine the results of the ranks this process runs
-/// \return all P results at rank 0's process; nothing elsewhere
+/// \return all G results at rank 0's process; nothing elsewhere
 [[nodiscard]] std::vector<RankResult> gather_results(Communicator& communicator, const RingSetup& setup,
                                                      const std::vector<RankResult>& mine);
 
 /// \brief The whole output matrix from every rank's rows.
-/// \param results all P results
+/// \param results all G results
 /// \param tokens n
 /// \return n×d_v, row i from the rank that holds token i
 [[nodiscard]] Matrix assemble_outputs(const std::vector<RankResult>& results, std::size_t tokens);

@@ -50,18 +50,18 @@ sa::Matrix whole_mask(std::size_t n, bool causal)
 
 }  // namespace
 
-TEST_CASE("The zig-zag layout gives rank r chunks r and 2P-1-r of 2P", "[ch17]")
+TEST_CASE("The zig-zag layout gives rank g chunks g and 2G-1-g of 2G", "[ch17]")
 {
-    INFO("n = 8, P = 2: chunks {0,1} {2,3} {4,5} {6,7}; rank 0 takes chunks 0 and 3, rank 1 chunks 1 and 2");
+    INFO("n = 8, G = 2: chunks {0,1} {2,3} {4,5} {6,7}; rank 0 takes chunks 0 and 3, rank 1 chunks 1 and 2");
     CHECK(sa::zigzag_rows(8, 2, 0) == Rows{0, 1, 6, 7});
     CHECK(sa::zigzag_rows(8, 2, 1) == Rows{2, 3, 4, 5});
-    INFO("n = 12, P = 3: six chunks of 2; rank 1 takes chunk 1 (rows 2, 3) and chunk 4 (rows 8, 9)");
+    INFO("n = 12, G = 3: six chunks of 2; rank 1 takes chunk 1 (rows 2, 3) and chunk 4 (rows 8, 9)");
     CHECK(sa::zigzag_rows(12, 3, 1) == Rows{2, 3, 8, 9});
-    INFO("n = 5, P = 4: 8 chunks of 0 tokens, the first 5 with one more: sizes 1,1,1,1,1,0,0,0");
+    INFO("n = 5, G = 4: 8 chunks of 0 tokens, the first 5 with one more: sizes 1,1,1,1,1,0,0,0");
     CHECK(sa::zigzag_rows(5, 4, 0) == Rows{0});
     CHECK(sa::zigzag_rows(5, 4, 2) == Rows{2});
     CHECK(sa::zigzag_rows(5, 4, 3) == Rows{3, 4});
-    INFO("n = 7, P = 2: chunk sizes 2, 2, 2, 1 (7 = 4·1 + 3, the first three one larger)");
+    INFO("n = 7, G = 2: chunk sizes 2, 2, 2, 1 (7 = 4·1 + 3, the first three one larger)");
     CHECK(sa::zigzag_rows(7, 2, 0) == Rows{0, 1, 6});
     CHECK(sa::zigzag_rows(7, 2, 1) == Rows{2, 3, 4, 5});
     for (std::size_t ranks = 1; ranks <= 8; ++ranks) {
@@ -69,7 +69,7 @@ TEST_CASE("The zig-zag layout gives rank r chunks r and 2P-1-r of 2P", "[ch17]")
             std::vector<int> held(n, 0);
             for (std::size_t rank = 0; rank < ranks; ++rank) {
                 const Rows rows = sa::zigzag_rows(n, ranks, rank);
-                INFO("n = " << n << ", P = " << ranks << ", rank " << rank << ": at least one token, ascending");
+                INFO("n = " << n << ", G = " << ranks << ", rank " << rank << ": at least one token, ascending");
                 CHECK_FALSE(rows.empty());
                 CHECK(std::is_sorted(rows.begin(), rows.end()));
                 for (const std::size_t row : rows) {
@@ -77,7 +77,7 @@ TEST_CASE("The zig-zag layout gives rank r chunks r and 2P-1-r of 2P", "[ch17]")
                     ++held[row];
                 }
             }
-            INFO("n = " << n << ", P = " << ranks << ": every token on exactly one rank");
+            INFO("n = " << n << ", G = " << ranks << ": every token on exactly one rank");
             CHECK(std::all_of(held.begin(), held.end(), [](int count) { return count == 1; }));
         }
     }
@@ -85,21 +85,21 @@ TEST_CASE("The zig-zag layout gives rank r chunks r and 2P-1-r of 2P", "[ch17]")
 
 TEST_CASE("Contiguous and striped layouts, and a ring needs a token per rank", "[ch17]")
 {
-    INFO("contiguous, n = 7, P = 3: rows [r·7/3, (r+1)·7/3) = [0,2) [2,4) [4,7), chapter 13's split");
+    INFO("contiguous, n = 7, G = 3: rows [r·7/3, (r+1)·7/3) = [0,2) [2,4) [4,7), chapter 13's split");
     CHECK(sa::layout_rows(sa::Layout::contiguous, 7, 3, 0) == Rows{0, 1});
     CHECK(sa::layout_rows(sa::Layout::contiguous, 7, 3, 2) == Rows{4, 5, 6});
-    INFO("striped, n = 7, P = 3: token i on rank i mod 3");
+    INFO("striped, n = 7, G = 3: token i on rank i mod 3");
     CHECK(sa::layout_rows(sa::Layout::striped, 7, 3, 1) == Rows{1, 4});
     CHECK(sa::layout_rows(sa::Layout::striped, 7, 3, 0) == Rows{0, 3, 6});
     CHECK(sa::layout_name(sa::Layout::zigzag) == "zig-zag");
-    INFO("P = 4 ranks cannot share 3 tokens so that each holds one");
+    INFO("G = 4 ranks cannot share 3 tokens so that each holds one");
     CHECK_THROWS_WITH(sa::layout_rows(sa::Layout::striped, 3, 4, 0), Contains("each rank needs at least one token"));
     CHECK_THROWS_AS(sa::layout_rows(sa::Layout::contiguous, 5, 2, 2), std::invalid_argument);
 }
 
-TEST_CASE("The ring's schedule: rank r holds block (r - s) mod P at step s", "[ch17]")
+TEST_CASE("The ring's schedule: rank g holds block (g - s) mod G at step s", "[ch17]")
 {
-    INFO("P = 3: rank 0 holds its own block, then rank 2's, then rank 1's");
+    INFO("G = 3: rank 0 holds its own block, then rank 2's, then rank 1's");
     CHECK(sa::ring_block_owner(0, 0, 3) == 0);
     CHECK(sa::ring_block_owner(0, 1, 3) == 2);
     CHECK(sa::ring_block_owner(0, 2, 3) == 1);
@@ -109,19 +109,19 @@ TEST_CASE("The ring's schedule: rank r holds block (r - s) mod P at step s", "[c
             for (std::size_t step = 0; step < ranks; ++step) {
                 ++seen[sa::ring_block_owner(rank, step, ranks)];
                 if (step + 1 < ranks) {
-                    INFO("P = " << ranks << ": what rank " << rank << " holds at step " << step + 1
-                                << " is what rank r-1 held at step " << step << ", passed on");
+                    INFO("G = " << ranks << ": what rank " << rank << " holds at step " << step + 1
+                                << " is what rank g-1 held at step " << step << ", passed on");
                     CHECK(sa::ring_block_owner(rank, step + 1, ranks) ==
                           sa::ring_block_owner((rank + ranks - 1) % ranks, step, ranks));
                 }
             }
-            INFO("P = " << ranks << ", rank " << rank << ": every block exactly once");
+            INFO("G = " << ranks << ", rank " << rank << ": every block exactly once");
             CHECK(std::all_of(seen.begin(), seen.end(), [](int count) { return count == 1; }));
         }
     }
 }
 
-TEST_CASE("Ring attention equals chapter 7's attention for every P, layout and mask", "[ch17]")
+TEST_CASE("Ring attention equals chapter 7's attention for every G, layout and mask", "[ch17]")
 {
     for (const std::size_t n : {std::size_t{13}, std::size_t{8}}) {
         const helpers::Inputs inputs = helpers::random_inputs(1717 + n, n, n, 3, 5);  // d_k = 3, d_v = 5
@@ -130,7 +130,7 @@ TEST_CASE("Ring attention equals chapter 7's attention for every P, layout and m
             for (const std::size_t ranks : {1, 2, 3, 4, 8}) {
                 for (const sa::Layout layout : layouts) {
                     const auto results = run_ring({n, ranks, layout, causal}, inputs);
-                    INFO("n = " << n << " (" << (n % ranks == 0 ? "" : "not ") << "divisible by P), P = " << ranks
+                    INFO("n = " << n << " (" << (n % ranks == 0 ? "" : "not ") << "divisible by G), G = " << ranks
                                 << ", " << sa::layout_name(layout) << (causal ? ", causal" : ", no mask")
                                 << ": each rank's rows, put together, are softmax(QKᵀ/√d_k + M)·V");
                     CHECK(sa::agree(sa::assemble_outputs(results, n), reference, 1e-12));
@@ -140,7 +140,7 @@ TEST_CASE("Ring attention equals chapter 7's attention for every P, layout and m
     }
     const helpers::Inputs one_each = helpers::random_inputs(4, 4, 4, 2, 3);
     for (const sa::Layout layout : layouts) {
-        INFO("one token per rank (n = P = 4), " << sa::layout_name(layout) << ", causal");
+        INFO("one token per rank (n = G = 4), " << sa::layout_name(layout) << ", causal");
         const auto results = run_ring({4, 4, layout, true}, one_each);
         CHECK(sa::agree(sa::assemble_outputs(results, 4),
                         sa::attention(one_each.queries, one_each.keys, one_each.values, whole_mask(4, true)), 1e-12));
@@ -157,7 +157,7 @@ TEST_CASE("Ring attention equals chapter 13's split-and-merge in the same block 
                 const sa::RingSetup setup{n, ranks, layout, causal};
                 const auto results = run_ring(setup, inputs);
                 for (const auto& result : results) {
-                    INFO("P = " << ranks << ", " << sa::layout_name(layout) << (causal ? ", causal" : "")
+                    INFO("G = " << ranks << ", " << sa::layout_name(layout) << (causal ? ", causal" : "")
                                 << ", rank " << result.rank << ": absorb_block() per block into a state of its "
                                 "own, merge_attention() in the ring's order (r, r-1, ...): the same operations in "
                                 "the same order give the same bits");
@@ -196,7 +196,7 @@ TEST_CASE("The worked example on three ranks: the states after each step", "[ch1
     CHECK_THAT(mouse[2](0, 3), WithinAbs(2.0, 1e-15));
     INFO("rank 1 (Eats) scores 2√2 against every key: after its own block ℓ = 1, after all three ℓ = 3");
     CHECK_THAT(results[1].states[2](0, 1), WithinAbs(3.0, 1e-15));
-    INFO("each rank sends P-1 = 2 blocks of 1 key and 1 value of width 2: 2·2·8 = 64 bytes, the formula 2·(P-1)·(n/P)·d·8");
+    INFO("each rank sends G-1 = 2 blocks of 1 key and 1 value of width 2: 2·2·8 = 64 bytes, the formula 2·(G-1)·(n/G)·d·8");
     for (const auto& result : results) {
         CHECK(result.bytes_sent == 64);
         CHECK(result.bytes_received == 64);
@@ -210,17 +210,17 @@ TEST_CASE("Causal work per rank: contiguous is unbalanced, striped and zig-zag a
     const std::size_t block = 16;
     const std::size_t n = ranks * block;
     const auto contiguous = sa::ring_work(sa::Layout::contiguous, n, ranks, true);
-    INFO("contiguous, b = 16 tokens per rank: rank r sees r whole blocks (r·b² pairs) and half its own, b(b+1)/2");
+    INFO("contiguous, b = 16 tokens per rank: rank g sees r whole blocks (r·b² pairs) and half its own, b(b+1)/2");
     for (std::size_t rank = 0; rank < ranks; ++rank) {
         CHECK(contiguous[rank] == rank * block * block + block * (block + 1) / 2);
     }
-    INFO("so the last rank does ((P-1)·b² + b(b+1)/2) / (b(b+1)/2) = 2P-1 - 2(P-1)/(b+1) times the work of the first");
+    INFO("so the last rank does ((G-1)·b² + b(b+1)/2) / (b(b+1)/2) = 2G-1 - 2(G-1)/(b+1) times the work of the first");
     CHECK_THAT(static_cast<double>(contiguous[3]) / static_cast<double>(contiguous[0]),
                WithinAbs(7.0 - 6.0 / 17.0, 1e-12));
     const auto zigzag = sa::ring_work(sa::Layout::zigzag, n, ranks, true);
     const std::uint64_t chunk = n / (2 * ranks);
-    INFO("zig-zag, chunks of c = 8: chunks r and 2P-1-r see 2P-1 whole chunks between them and two halves, "
-         "(2P-1)·c² + c(c+1) on every rank");
+    INFO("zig-zag, chunks of c = 8: chunks g and 2G-1-g see 2G-1 whole chunks between them and two halves, "
+         "(2G-1)·c² + c(c+1) on every rank");
     for (const std::uint64_t work : zigzag) {
         CHECK(work == (2 * ranks - 1) * chunk * chunk + chunk * (chunk + 1));
     }
@@ -234,8 +234,8 @@ TEST_CASE("Causal work per rank: contiguous is unbalanced, striped and zig-zag a
                 const auto work = sa::ring_work(layout, tokens, p, true);
                 const double mean = static_cast<double>(std::accumulate(work.begin(), work.end(), std::uint64_t{0})) /
                                     static_cast<double>(p);
-                INFO(sa::layout_name(layout) << ", n = " << tokens << ", P = " << p << ": the total is n(n+1)/2, and "
-                     "each rank within one block's worth, ⌈n/P⌉² pairs, of the mean " << mean);
+                INFO(sa::layout_name(layout) << ", n = " << tokens << ", G = " << p << ": the total is n(n+1)/2, and "
+                     "each rank within one block's worth, ⌈n/G⌉² pairs, of the mean " << mean);
                 CHECK(mean * static_cast<double>(p) == static_cast<double>(tokens * (tokens + 1) / 2));
                 for (const std::uint64_t each : work) {
                     CHECK(std::abs(static_cast<double>(each) - mean) <= limit);
@@ -258,7 +258,7 @@ TEST_CASE("The ring counts the work it does and skips the blocks the mask hides"
         }
     }
     const auto contiguous = run_ring({n, 4, sa::Layout::contiguous, true}, inputs);
-    INFO("contiguous and causal: rank r's queries come before every key of ranks r+1 to P-1, so it skips P-1-r blocks");
+    INFO("contiguous and causal: rank g's queries come before every key of ranks r+1 to G-1, so it skips G-1-r blocks");
     for (const auto& result : contiguous) {
         CHECK(result.skipped == 3 - result.rank);
     }
@@ -275,8 +275,8 @@ TEST_CASE("The bytes each rank sends around the ring", "[ch17]")
         for (const std::size_t ranks : {2, 3, 4}) {
             const auto results = run_ring({12, ranks, layout, true}, inputs);
             for (const auto& result : results) {
-                INFO(sa::layout_name(layout) << ", P = " << ranks << ", rank " << result.rank << ": P-1 blocks of "
-                     "12/P keys and values of width 4: 2·(P-1)·(12/P)·4·8 bytes");
+                INFO(sa::layout_name(layout) << ", G = " << ranks << ", rank " << result.rank << ": G-1 blocks of "
+                     "12/G keys and values of width 4: 2·(G-1)·(12/G)·4·8 bytes");
                 CHECK(static_cast<double>(result.bytes_sent) == sa::ring_bytes_formula(12, ranks, 4));
                 CHECK(result.bytes_received == results[(result.rank + ranks - 1) % ranks].bytes_sent);
             }
@@ -284,13 +284,13 @@ TEST_CASE("The bytes each rank sends around the ring", "[ch17]")
     }
     const helpers::Inputs uneven = helpers::random_inputs(8, 7, 7, 2, 3);
     const auto results = run_ring({7, 3, sa::Layout::contiguous, false}, uneven);
-    INFO("n = 7, P = 3, contiguous blocks of 2, 2, 3 rows: rank 0 sends its own (2) and rank 2's (3): 5·(2+3)·8 = 200");
+    INFO("n = 7, G = 3, contiguous blocks of 2, 2, 3 rows: rank 0 sends its own (2) and rank 2's (3): 5·(2+3)·8 = 200");
     CHECK(results[0].bytes_sent == 200);
     CHECK(sa::ring_bytes_sent(sa::Layout::contiguous, 7, 3, 0, 2, 3) == 200);
     CHECK(sa::ring_bytes_sent(sa::Layout::contiguous, 7, 3, 1, 2, 3) == results[1].bytes_sent);
 }
 
-TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads and sends 4(n/P)d(P-1)/P numbers", "[ch17]")
+TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads and sends 4(n/G)d(G-1)/G numbers", "[ch17]")
 {
     const std::size_t n = 12;
     const helpers::Inputs inputs = helpers::random_inputs(9, n, n, 8, 8);
@@ -302,16 +302,16 @@ TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads and sends 4(n/P)d(P-1)/P n
             const sa::Matrix reference =
                 sa::multi_head_attention(inputs.queries, inputs.keys, inputs.values, whole_mask(n, causal), 4,
                                          sa::identity(8));
-            INFO("P = " << ranks << ", h = 4 heads" << (causal ? ", causal" : "") << ": the heads side by side, W_O = I");
+            INFO("G = " << ranks << ", h = 4 heads" << (causal ? ", causal" : "") << ": the heads side by side, W_O = I");
             CHECK(sa::agree(sa::assemble_outputs(results, n), reference, 1e-12));
             for (const auto& result : results) {
-                INFO("rank " << result.rank << ": Q, K, V and O, n/P rows of d = 8, of which (P-1)/P leave the rank");
+                INFO("rank " << result.rank << ": Q, K, V and O, n/G rows of d = 8, of which (G-1)/G leave the rank");
                 CHECK(static_cast<double>(result.bytes_sent) == sa::ulysses_bytes_formula(n, ranks, 8));
                 CHECK(result.bytes_received == result.bytes_sent);
             }
         }
     }
-    INFO("P = 4 and n = 12, d = 8: 4·3·8·(3/4)·8 = 576 bytes; the ring sends 2·3·3·8·8 = 1152, P/2 = 2 times as many");
+    INFO("G = 4 and n = 12, d = 8: 4·3·8·(3/4)·8 = 576 bytes; the ring sends 2·3·3·8·8 = 1152, G/2 = 2 times as many");
     CHECK(sa::ulysses_bytes_formula(12, 4, 8) == 576.0);
     CHECK(sa::ring_bytes_formula(12, 4, 8) == 1152.0);
     sa::LocalCommunicator communicator;

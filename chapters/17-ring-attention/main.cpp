@@ -1,9 +1,9 @@
-// Chapter 17, Attention across machines: the sequence split between P ranks, ring attention
+// Chapter 17, Attention across machines: the sequence split between G ranks, ring attention
 // over Open MPI in three layouts, and DeepSpeed-Ulysses' all-to-all beside it.
 //
 //   mpirun -np 4 build/bin/ch17-ring-attention
 //
-// Every process runs the same program; rank r of a ring runs on process r mod (processes), and
+// Every process runs the same program; rank g of a ring runs on process r mod (processes), and
 // the first process prints. Without mpirun it runs as one process that runs every rank.
 #include <algorithm>
 #include <cmath>
@@ -66,8 +66,8 @@ Options read_options(const sa::Example& example)
                                          "one token", ranks, length));
     }
     if (heads % ranks != 0 || width % heads != 0) {
-        throw sa::UsageError(fmt::format("--heads {} does not split between --ranks {}: Ulysses gives each rank H/P "
-                                         "heads, so H must be a multiple of P and divide d = {}", heads, ranks, width));
+        throw sa::UsageError(fmt::format("--heads {} does not split between --ranks {}: Ulysses gives each rank h/G "
+                                         "heads, so h must be a multiple of G and divide d = {}", heads, ranks, width));
     }
     const std::string stop = example.options.find("--stop-rank")->second;
     const std::size_t stop_rank =
@@ -87,7 +87,7 @@ std::string memory_section(const Options& options)
     }
     const double per_rank = static_cast<double>(sa::cached_step_reads(1048576, 64, 64) * sizeof(double)) /
                             static_cast<double>(options.ranks);
-    text += fmt::format("  split between P = {} ranks, each holds K and V of n/P tokens: {} at n = 1048576\n\n",
+    text += fmt::format("  split between G = {} ranks, each holds K and V of n/G tokens: {} at n = 1048576\n\n",
                         options.ranks, bytes_text(per_rank));
     return text;
 }
@@ -136,7 +136,7 @@ void worked_example(sa::Report& report, const sa::Example& example, const ring::
     for (const auto& feature : sa::feature_labels(values.cols())) {
         columns.push_back("Õ " + feature);
     }
-    report.text(fmt::format("The worked example on P = {} ranks, one token each{}: rank r holds token r's q, k and v\n\n",
+    report.text(fmt::format("The worked example on G = {} ranks, one token each{}: rank g holds token g's q, k and v\n\n",
                             n, example.causal ? ", causal" : ""));
     for (std::size_t step = 0; step < n; ++step) {
         std::vector<sa::Matrix> rows;
@@ -157,7 +157,7 @@ void worked_example(sa::Report& report, const sa::Example& example, const ring::
     report.text(fmt::format("Ring == chapter 7 to a relative 1e-12: {}\n"
                             "Ring == chapter 13's split-and-merge in the ring's order, bit for bit: {}\n",
                             yes(sa::agree(outputs, sa::attention(queries, keys, values, mask), 1e-12)), yes(same_bits)));
-    report.text(fmt::format("Bytes each rank sent and received, against 2·(P-1)·(n/P)·d·8 = {:.0f}:\n",
+    report.text(fmt::format("Bytes each rank sent and received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n",
                             sa::ring_bytes_formula(n, n, values.cols())));
     for (const auto& result : everyone) {
         report.text(fmt::format("  rank {}: sent {}, received {}\n", result.rank, result.bytes_sent,
@@ -228,7 +228,7 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::MpiSession& session, con
 {
     const std::size_t n = options.length;
     const Sequence sequence = random_sequence(n);
-    std::string checks = fmt::format("The sequence split between P = {} ranks: n = {}, d_k = d_v = {}, Q, K and V "
+    std::string checks = fmt::format("The sequence split between G = {} ranks: n = {}, d_k = d_v = {}, Q, K and V "
                                      "seeded random\n  layout       mask    == chapter 7 (1e-12)  == split-and-merge, "
                                      "bit for bit\n", options.ranks, n, width);
     std::string ranks_header;
@@ -237,7 +237,7 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::MpiSession& session, con
     }
     std::string work = "Score evaluations per rank under the causal mask (blocks skipped):\n  layout     " +
                        ranks_header + "  last/first  largest/mean\n";
-    std::string bytes = fmt::format("Bytes each rank sent/received, against 2·(P-1)·(n/P)·d·8 = {:.0f}:\n  layout     {}\n",
+    std::string bytes = fmt::format("Bytes each rank sent/received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n  layout     {}\n",
                                     sa::ring_bytes_formula(n, options.ranks, width), ranks_header);
     sa::Matrix work_figure(std::size(layouts), options.ranks);
     for (std::size_t l = 0; l < std::size(layouts); ++l) {
@@ -266,7 +266,7 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::MpiSession& session, con
     return work_figure;
 }
 
-// DeepSpeed-Ulysses on the same sequence: two all-to-alls around attention on h/P heads.
+// DeepSpeed-Ulysses on the same sequence: two all-to-alls around attention on h/G heads.
 void ulysses_run(sa::Report& report, const ring::MpiSession& session, const Options& options)
 {
     const std::size_t n = options.length;
@@ -292,8 +292,8 @@ void ulysses_run(sa::Report& report, const ring::MpiSession& session, const Opti
     report.text(fmt::format(
         "DeepSpeed-Ulysses, h = {} heads, {} per rank, causal:\n"
         "  == chapter 9's heads side by side (W_O = I) to a relative 1e-12: {}\n"
-        "  numbers each rank puts through the two all-to-alls, 4·n·d/P = {}\n"
-        "  bytes each rank sent: {}, against 4·(n/P)·d·(P-1)/P·8 = {:.0f}\n"
+        "  numbers each rank puts through the two all-to-alls, 4·n·d/G = {}\n"
+        "  bytes each rank sent: {}, against 4·(n/G)·d·(G-1)/G·8 = {:.0f}\n"
         "  the ring sends {:.0f} bytes per rank, {:.3f} times as many\n\n",
         options.heads, options.heads / options.ranks,
         yes(sa::agree(sa::assemble_outputs(everyone, n), reference, 1e-12)), 4 * n * width / options.ranks, sent,
@@ -345,11 +345,11 @@ void figures(const sa::Example& example, const Options& options, const sa::Matri
         names.push_back(sa::layout_name(layout));
     }
     const auto ranks = sa::numbered_labels("rank ", options.ranks, 0);
-    drawings.heatmap("work-per-rank.svg", {.title = fmt::format("Causal score evaluations per rank, n = {}, P = {}",
+    drawings.heatmap("work-per-rank.svg", {.title = fmt::format("Causal score evaluations per rank, n = {}, G = {}",
                                                                 options.length, options.ranks),
                                            .values = work, .row_labels = names, .col_labels = ranks,
                                            .row_axis = "layout", .col_axis = "rank", .scale_label = "scores"});
-    drawings.heatmap("ring-timeline.svg", {.title = fmt::format("Whose block each rank holds, P = {}", options.ranks),
+    drawings.heatmap("ring-timeline.svg", {.title = fmt::format("Whose block each rank holds, G = {}", options.ranks),
                                            .values = timeline(options.ranks), .row_labels = ranks,
                                            .col_labels = sa::numbered_labels("step ", options.ranks, 0),
                                            .row_axis = "rank", .col_axis = "step", .scale_label = "block of rank"});
@@ -379,7 +379,7 @@ std::string ring_chapter(const sa::Example& example)
     return "";
 }
 
-// --heads when the reader gives --ranks alone: 4 when P divides it, else P itself (one head per rank).
+// --heads when the reader gives --ranks alone: 4 when G divides it, else G itself (one head per rank).
 std::string fit_heads(const sa::Example& example)
 {
     const std::string& text = example.options.find("--ranks")->second;
@@ -403,9 +403,9 @@ int main(int argc, char** argv)
     sa::ProgramInfo info{"ch17-ring-attention",
                          "attention with the sequence split between ranks: ring attention and Ulysses over MPI",
                          sa::mouse_eats_cheese()};
-    info.options = {{"--ranks", "P", "ranks of the sharded run (the worked example has one per token)", "4"},
+    info.options = {{"--ranks", "G", "ranks of the sharded run (the worked example has one per token)", "4"},
                     {"--length", "N", "tokens of the sharded run", "96"},
-                    {"--heads", "H", "heads of the Ulysses run, a multiple of P that divides d = 24", "4", fit_heads},
+                    {"--heads", "h", "heads of the Ulysses run, a multiple of G that divides d = 24", "4", fit_heads},
                     {"--stop-rank", "R", "make rank R fail at its first send, to see every process stopped", "none"}};
     static Silence silence;  // outlives main: the streams are flushed after it returns
     if (ring::launch_rank() != 0) {  // every process reads the same command line; the first one speaks

@@ -1,8 +1,8 @@
 // Chapter 17's network: sa::Communicator over Open MPI (any MPI), for the chapter's program.
 //
-// A ring of P ranks runs on however many processes mpirun started: rank r runs on process
+// A ring of G ranks runs on however many processes mpirun started: rank g runs on process
 // r mod (the number of processes), so the program prints the same numbers with 1, 2 or 4
-// processes, and with P processes each rank has one of its own. Every message is an
+// processes, and with G processes each rank has one of its own. Every message is an
 // MPI_Isend or MPI_Irecv on a communicator of the ring's own, tagged with its two ranks.
 #pragma once
 

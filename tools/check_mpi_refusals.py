@@ -18,8 +18,8 @@ import time
 REFUSALS = [
     ("more ranks than tokens", 2, ["--ranks", "8", "--length", "4"],
      "--ranks 8 is more than the 4 tokens of --length: each rank needs at least one token"),
-    ("heads that do not split between the ranks", 2, ["--ranks", "2", "--heads", "3"],
-     "--heads 3 does not split between --ranks 2"),
+    ("heads that do not split between the ranks", 2, ["--ranks", "2", "--ulysses-heads", "3"],
+     "--ulysses-heads 3 does not split between --ranks 2"),
 ]
 LIMIT = 60  # seconds; a run that waits forever is stopped here and fails
 

@@ -60,13 +60,13 @@ Options read_options(const sa::Example& example)
 {
     const auto ranks = static_cast<std::size_t>(sa::whole_option(example, "--ranks", 1, 64));
     const auto length = static_cast<std::size_t>(sa::whole_option(example, "--length", 1, 4096));
-    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 16));
+    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--ulysses-heads", 1, 24));
     if (length < ranks) {
         throw sa::UsageError(fmt::format("--ranks {} is more than the {} tokens of --length: each rank needs at least "
                                          "one token", ranks, length));
     }
     if (heads % ranks != 0 || width % heads != 0) {
-        throw sa::UsageError(fmt::format("--heads {} does not split between --ranks {}: Ulysses gives each rank h/G "
+        throw sa::UsageError(fmt::format("--ulysses-heads {} does not split between --ranks {}: Ulysses gives each rank h/G "
                                          "heads, so h must be a multiple of G and divide d = {}", heads, ranks, width));
     }
     const std::string stop = example.options.find("--stop-rank")->second;
@@ -92,7 +92,7 @@ std::string memory_section(const Options& options)
     return text;
 }
 
-std::vector<sa::Shard> my_shards(const ring::MpiCommunicator& network, const sa::RingSetup& setup,
+std::vector<sa::Shard> my_shards(const sa::Communicator& network, const sa::RingSetup& setup,
                                  const sa::Matrix& queries, const sa::Matrix& keys, const sa::Matrix& values)
 {
     std::vector<sa::Shard> shards;
@@ -115,8 +115,7 @@ std::string holders(const std::vector<std::string>& tokens, std::size_t step, st
 }
 
 // The worked example on one rank per token: the states after each step, the outputs, the bytes.
-void worked_example(sa::Report& report, const sa::Example& example, const ring::MpiSession& session,
-                    const Options& options)
+void worked_example(sa::Report& report, const sa::Example& example, const ring::Network& network)
 {
     const std::size_t n = example.tokens.size();
     const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
@@ -124,9 +123,9 @@ void worked_example(sa::Report& report, const sa::Example& example, const ring::
     const sa::Matrix values = sa::project(example.embeddings, example.w_value);
     //> worked-ring
     const sa::RingSetup setup{n, n, sa::Layout::contiguous, example.causal};  // one token per rank
-    ring::MpiCommunicator network(session, setup.ranks, options.stop_rank);
-    const auto mine = sa::ring_attention(network, setup, my_shards(network, setup, queries, keys, values));
-    const auto everyone = sa::gather_results(network, setup, mine);  // at rank 0
+    const auto ring = network.ring(setup.ranks);  // over MPI, or in this one process
+    const auto mine = sa::ring_attention(*ring, setup, my_shards(*ring, setup, queries, keys, values));
+    const auto everyone = sa::gather_results(*ring, setup, mine);  // at rank 0
     //< worked-ring
     if (everyone.empty()) {
         return;
@@ -224,7 +223,7 @@ std::string bytes_row(sa::Layout layout, const std::vector<sa::RankResult>& ever
 }
 
 // The sharded run: every layout, with and without the mask, checked; the causal work and the bytes.
-sa::Matrix sharded_runs(sa::Report& report, const ring::MpiSession& session, const Options& options)
+sa::Matrix sharded_runs(sa::Report& report, const ring::Network& network, const Options& options)
 {
     const std::size_t n = options.length;
     const Sequence sequence = random_sequence(n);
@@ -244,10 +243,10 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::MpiSession& session, con
         for (const bool causal : {false, true}) {
             //> sharded-ring
             const sa::RingSetup setup{n, options.ranks, layouts[l], causal};
-            ring::MpiCommunicator network(session, setup.ranks, options.stop_rank);
+            const auto ring = network.ring(setup.ranks);
             const auto mine = sa::ring_attention(
-                network, setup, my_shards(network, setup, sequence.queries, sequence.keys, sequence.values));
-            const auto everyone = sa::gather_results(network, setup, mine);
+                *ring, setup, my_shards(*ring, setup, sequence.queries, sequence.keys, sequence.values));
+            const auto everyone = sa::gather_results(*ring, setup, mine);
             //< sharded-ring
             if (everyone.empty()) {
                 continue;  // not the first process
@@ -267,16 +266,16 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::MpiSession& session, con
 }
 
 // DeepSpeed-Ulysses on the same sequence: two all-to-alls around attention on h/G heads.
-void ulysses_run(sa::Report& report, const ring::MpiSession& session, const Options& options)
+void ulysses_run(sa::Report& report, const ring::Network& network, const Options& options)
 {
     const std::size_t n = options.length;
     const Sequence sequence = random_sequence(n);
     //> ulysses-run
     const sa::RingSetup setup{n, options.ranks, sa::Layout::contiguous, true};
-    ring::MpiCommunicator network(session, setup.ranks, options.stop_rank);
+    const auto ranks = network.ring(setup.ranks);  // the same communicator, used for all-to-alls
     const auto mine = sa::ulysses_attention(
-        network, setup, options.heads, my_shards(network, setup, sequence.queries, sequence.keys, sequence.values));
-    const auto everyone = sa::gather_results(network, setup, mine);
+        *ranks, setup, options.heads, my_shards(*ranks, setup, sequence.queries, sequence.keys, sequence.values));
+    const auto everyone = sa::gather_results(*ranks, setup, mine);
     //< ulysses-run
     if (everyone.empty()) {
         return;
@@ -358,28 +357,31 @@ void figures(const sa::Example& example, const Options& options, const sa::Matri
 std::string ring_chapter(const sa::Example& example)
 {
     const Options options = read_options(example);  // a refused command line ends before MPI starts
-    const ring::MpiSession session;
+    const ring::Network network(options.stop_rank);
     try {
         sa::Report report(example);
         report.text(memory_section(options));
-        worked_example(report, example, session, options);
-        const sa::Matrix work = sharded_runs(report, session, options);
-        ulysses_run(report, session, options);
+        worked_example(report, example, network);
+        const sa::Matrix work = sharded_runs(report, network, options);
+        ulysses_run(report, network, options);
         report.text(model_section());
-        if (session.process() != 0) {
+        if (network.process() != 0) {
             return "";
         }
         figures(example, options, work);
         return report.str();
     } catch (const std::exception& error) {  // one rank failed: stop every process, none left waiting
-        std::fprintf(stderr, "ch17-ring-attention: process %d: %s\n", session.process(), error.what());
+        if (!network.on_mpi()) {
+            throw;  // one process: the one line and status 2, as for any error
+        }
+        std::fprintf(stderr, "ch17-ring-attention: process %d: %s\n", network.process(), error.what());
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return "";
 }
 
-// --heads when the reader gives --ranks alone: 4 when G divides it, else G itself (one head per rank).
+// --ulysses-heads when the reader gives --ranks alone: 4 when G divides it, else G itself (one head per rank).
 std::string fit_heads(const sa::Example& example)
 {
     const std::string& text = example.options.find("--ranks")->second;
@@ -405,7 +407,8 @@ int main(int argc, char** argv)
                          sa::mouse_eats_cheese()};
     info.options = {{"--ranks", "G", "ranks of the sharded run (the worked example has one per token)", "4"},
                     {"--length", "N", "tokens of the sharded run", "96"},
-                    {"--heads", "h", "heads of the Ulysses run, a multiple of G that divides d = 24", "4", fit_heads},
+                    {"--ulysses-heads", "h", "heads of the Ulysses run, a multiple of G that divides d = 24", "4",
+                     fit_heads},
                     {"--stop-rank", "R", "make rank R fail at its first send, to see every process stopped", "none"}};
     static Silence silence;  // outlives main: the streams are flushed after it returns
     if (ring::launch_rank() != 0) {  // every process reads the same command line; the first one speaks

@@ -1,15 +1,19 @@
 // Chapter 17's network: sa::Communicator over Open MPI (any MPI), for the chapter's program.
 //
 // A ring of G ranks runs on however many processes mpirun started: rank g runs on process
-// r mod (the number of processes), so the program prints the same numbers with 1, 2 or 4
+// g mod (the number of processes), so the program prints the same numbers with 1, 2 or 4
 // processes, and with G processes each rank has one of its own. Every message is an
 // MPI_Isend or MPI_Irecv on a communicator of the ring's own, tagged with its two ranks.
+// Started without mpirun, the program is one process that runs every rank and copies each
+// message in memory (sa::LocalCommunicator), without starting MPI.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +23,17 @@
 #include "ring_attention.hpp"
 
 namespace ring {
+
+// Whether mpirun (Open MPI's or MPICH's) started this process.
+inline bool launched_by_mpirun()
+{
+    for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+        if (std::getenv(name) != nullptr) {
+            return true;
+        }
+    }
+    return false;
+}
 
 // The process's place among the processes mpirun started, read before MPI is started (so a
 // refused command line is reported once, by the first process): Open MPI's and MPICH's variables.
@@ -119,6 +134,48 @@ private:
     MPI_Comm communicator_ = MPI_COMM_NULL;
     std::vector<MPI_Request> requests_;
     std::vector<Receive> receives_;
+};
+
+// The ranks in this one process, for a run without mpirun; --stop-rank fails as over MPI.
+class LocalRing : public sa::LocalCommunicator {
+public:
+    explicit LocalRing(std::size_t stop_rank) : stop_rank_(stop_rank) {}
+    void send(std::size_t from, std::size_t to, const std::vector<double>& message) override
+    {
+        if (from == stop_rank_) {
+            throw std::runtime_error(fmt::format("rank {} stopped on purpose before its first send (--stop-rank {})",
+                                                 from, from));
+        }
+        sa::LocalCommunicator::send(from, to, message);
+    }
+
+private:
+    std::size_t stop_rank_;
+};
+
+// What the program's rings run on: MPI when mpirun started it, else this one process.
+class Network {
+public:
+    explicit Network(std::size_t stop_rank) : stop_rank_(stop_rank)
+    {
+        if (launched_by_mpirun()) {
+            session_.emplace();
+        }
+    }
+    [[nodiscard]] bool on_mpi() const { return session_.has_value(); }
+    [[nodiscard]] int process() const { return session_ ? session_->process() : 0; }
+    // The communicator of one ring of `ranks` ranks.
+    [[nodiscard]] std::unique_ptr<sa::Communicator> ring(std::size_t ranks) const
+    {
+        if (session_) {
+            return std::make_unique<MpiCommunicator>(*session_, ranks, stop_rank_);
+        }
+        return std::make_unique<LocalRing>(stop_rank_);
+    }
+
+private:
+    std::size_t stop_rank_;
+    std::optional<MpiSession> session_;
 };
 
 }  // namespace ring

@@ -130,7 +130,9 @@ std::vector<std::size_t> layout_rows(Layout layout, std::size_t tokens, std::siz
 //> ring-schedule
 std::size_t ring_block_owner(std::size_t rank, std::size_t step, std::size_t ranks)
 {
+    // BEGIN SOLUTION ring_block_owner: chapter 17, Attention across machines
     return (rank + ranks - step % ranks) % ranks;  // (g - s) mod G, without going below 0
+    // END SOLUTION
 }
 //< ring-schedule
 

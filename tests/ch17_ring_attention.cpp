@@ -92,6 +92,16 @@ TEST_CASE("Contiguous and striped layouts, and a ring needs a token per rank", "
     CHECK(sa::layout_rows(sa::Layout::striped, 7, 3, 1) == Rows{1, 4});
     CHECK(sa::layout_rows(sa::Layout::striped, 7, 3, 0) == Rows{0, 3, 6});
     CHECK(sa::layout_name(sa::Layout::zigzag) == "zig-zag");
+    for (const sa::Layout layout : layouts) {
+        std::vector<int> held(10, 0);
+        for (std::size_t rank = 0; rank < 4; ++rank) {
+            for (const std::size_t row : sa::layout_rows(layout, 10, 4, rank)) {
+                ++held[row];
+            }
+        }
+        INFO(sa::layout_name(layout) << ", n = 10, G = 4: every token on exactly one rank");
+        CHECK(std::all_of(held.begin(), held.end(), [](int count) { return count == 1; }));
+    }
     INFO("G = 4 ranks cannot share 3 tokens so that each holds one");
     CHECK_THROWS_WITH(sa::layout_rows(sa::Layout::striped, 3, 4, 0), Contains("each rank needs at least one token"));
     CHECK_THROWS_AS(sa::layout_rows(sa::Layout::contiguous, 5, 2, 2), std::invalid_argument);
@@ -202,6 +212,11 @@ TEST_CASE("The worked example on three ranks: the states after each step", "[ch1
         CHECK(result.bytes_received == 64);
     }
     CHECK(sa::ring_bytes_formula(3, 3, 2) == 64.0);
+    INFO("zig-zag with one token per rank: 6 chunks, the first 3 of one token, the back 3 empty, so rank g "
+         "holds token g as in the contiguous layout; the outputs are the same");
+    const auto zigzag = run_ring({3, 3, sa::Layout::zigzag, false}, inputs);
+    CHECK(zigzag[2].rows == Rows{2});
+    CHECK(sa::agree(sa::assemble_outputs(zigzag, 3), sa::assemble_outputs(results, 3), 1e-12));
 }
 
 TEST_CASE("Causal work per rank: contiguous is unbalanced, striped and zig-zag are not", "[ch17]")
@@ -296,13 +311,15 @@ TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads and sends 4(n/G)d(G-1)/G n
     const helpers::Inputs inputs = helpers::random_inputs(9, n, n, 8, 8);
     for (const bool causal : {false, true}) {
         for (const std::size_t ranks : {1, 2, 4}) {
-            const sa::RingSetup setup{n, ranks, sa::Layout::contiguous, causal};
+            const sa::Layout layout = ranks == 2 ? sa::Layout::zigzag : sa::Layout::contiguous;  // any layout works
+            const sa::RingSetup setup{n, ranks, layout, causal};
             sa::LocalCommunicator communicator;
             const auto results = sa::ulysses_attention(communicator, setup, 4, all_shards(setup.layout, ranks, inputs));
             const sa::Matrix reference =
                 sa::multi_head_attention(inputs.queries, inputs.keys, inputs.values, whole_mask(n, causal), 4,
                                          sa::identity(8));
-            INFO("G = " << ranks << ", h = 4 heads" << (causal ? ", causal" : "") << ": the heads side by side, W_O = I");
+            INFO("G = " << ranks << ", " << sa::layout_name(layout) << ", h = 4 heads" << (causal ? ", causal" : "")
+                        << ": the heads side by side, W_O = I");
             CHECK(sa::agree(sa::assemble_outputs(results, n), reference, 1e-12));
             for (const auto& result : results) {
                 INFO("rank " << result.rank << ": Q, K, V and O, n/G rows of d = 8, of which (G-1)/G leave the rank");
@@ -322,7 +339,7 @@ TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads and sends 4(n/G)d(G-1)/G n
                       Contains("split evenly between 2 ranks"));
 }
 
-TEST_CASE("The in-process communicator delivers in order and names a missing message", "[ch17]")
+TEST_CASE("The in-process communicator delivers in order and names a missing message", "[ch17][support]")
 {
     sa::LocalCommunicator communicator;
     std::vector<double> first{1.0, 2.0};

@@ -158,6 +158,8 @@ TEST_CASE("Top-k keeps every logit tied with the k-th largest, as Hugging Face a
     CHECK(sa::rule_probabilities(z, 1.0, 1) == std::vector<double>{1.0, 0.0, 0.0, 0.0, 0.0});
     INFO("every logit equal: any k keeps them all, each 1/5");
     CHECK(sa::rule_probabilities(std::vector<double>(5, 0.7), 1.0, 1) == std::vector<double>(5, 0.2));
+}
+
 TEST_CASE("A vocabulary of one character: every rule returns it", "[ch16]")
 {
     // One logit z: p_0 = e^{(z - z)/τ} / e^{(z - z)/τ} = 1 at any τ, top-k can only be 1, and the

@@ -374,11 +374,8 @@ std::string ring_chapter(const sa::Example& example)
         if (!network.on_mpi()) {
             throw;  // one process: the one line and status 2, as for any error
         }
-        std::fprintf(stderr, "ch17-ring-attention: process %d: %s\n", network.process(), error.what());
-        std::fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 2);
+        network.abort_all(error.what());
     }
-    return "";
 }
 
 // --ulysses-heads when the reader gives --ranks alone: 4 when G divides it, else G itself (one head per rank).

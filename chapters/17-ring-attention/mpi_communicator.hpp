@@ -5,12 +5,17 @@
 // processes, and with G processes each rank has one of its own. Every message is an
 // MPI_Isend or MPI_Irecv on a communicator of the ring's own, tagged with its two ranks.
 // Started without mpirun, the program is one process that runs every rank and copies each
-// message in memory (sa::LocalCommunicator), without starting MPI.
+// message in memory (sa::LocalCommunicator), without starting MPI. Compiled without MPI (the
+// book's playground, WebAssembly in the page), BOOK_WITH_MPI is not defined and that is the
+// only way it runs.
 #pragma once
 
+#ifdef BOOK_WITH_MPI
 #include <mpi.h>
+#endif
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -47,6 +52,7 @@ inline int launch_rank()
     return 0;
 }
 
+#ifdef BOOK_WITH_MPI
 // MPI from MPI_Init to MPI_Finalize.
 class MpiSession {
 public:
@@ -136,6 +142,8 @@ private:
     std::vector<Receive> receives_;
 };
 
+#endif  // BOOK_WITH_MPI
+
 // The ranks in this one process, for a run without mpirun; --stop-rank fails as over MPI.
 class LocalRing : public sa::LocalCommunicator {
 public:
@@ -154,6 +162,7 @@ private:
 };
 
 // What the program's rings run on: MPI when mpirun started it, else this one process.
+#ifdef BOOK_WITH_MPI
 class Network {
 public:
     explicit Network(std::size_t stop_rank) : stop_rank_(stop_rank)
@@ -172,10 +181,34 @@ public:
         }
         return std::make_unique<LocalRing>(stop_rank_);
     }
+    // One rank failed: say so and end every process, so none is left waiting for its messages.
+    [[noreturn]] void abort_all(const char* what) const
+    {
+        std::fprintf(stderr, "ch17-ring-attention: process %d: %s\n", process(), what);
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        std::abort();  // MPI_Abort does not return
+    }
 
 private:
     std::size_t stop_rank_;
     std::optional<MpiSession> session_;
 };
+#else
+class Network {  // no MPI compiled in: every rank in this one process
+public:
+    explicit Network(std::size_t stop_rank) : stop_rank_(stop_rank) {}
+    [[nodiscard]] bool on_mpi() const { return false; }
+    [[nodiscard]] int process() const { return 0; }
+    [[nodiscard]] std::unique_ptr<sa::Communicator> ring(std::size_t /*ranks*/) const
+    {
+        return std::make_unique<LocalRing>(stop_rank_);
+    }
+    [[noreturn]] void abort_all(const char* /*what*/) const { std::abort(); }
+
+private:
+    std::size_t stop_rank_;
+};
+#endif
 
 }  // namespace ring

@@ -16,6 +16,7 @@ from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
+import check_markers as snippet_markers  # noqa: E402  (the one reader of the snippet and elision markers)
 
 project = "Self-Attention, Step by Step"
 author = "The authors of Self-Attention, Step by Step"
@@ -167,17 +168,26 @@ class BookLiteralInclude(LiteralInclude):
     needs it, not the marker lines around each solution that tools/learn uses to make the
     exercise stubs (as Crafting Interpreters hides its snippet tags; tools/exercises.py reads them).
 
+    A listing shows the step the prose explains, not its plumbing: the lines between
+    ``//{ what they do`` and ``//}`` (argument checks, error messages) show as the one line
+    ``// … what they do (see src/file.cpp)``, while the file stays the real file
+    (tools/check_markers.py reads the elisions and checks them).
+
     A listing that held such a region is the exercise's answer, so it comes folded in a
     ``<details class="solution">`` block: a learner scrolling past does not see it, and
     a reader opens it with one click. Listings of the chapter programs stay open."""
 
     def run(self):
         result = super().run()
+        source = os.path.relpath(self.env.relfn2path(self.arguments[0])[1], self.env.srcdir)
         solutions = []
         for node in result:
             for block in node.findall(nodes.literal_block):
                 lines = block.astext().split("\n")
-                kept, held = exercise_markers.without_markers(lines)
+                try:
+                    kept, held = exercise_markers.without_markers(snippet_markers.elided(lines, source))
+                except ValueError as problem:
+                    raise self.error(str(problem))
                 solutions += held
                 if len(kept) != len(lines):
                     text = "\n".join(kept)

@@ -171,10 +171,12 @@ std::vector<double> cached_window_logits(const LanguageModel& model, GenerationC
 Generated generate_text(const LanguageModel& model, const std::vector<std::size_t>& prompt, std::size_t length,
                         const SamplingRule& rule, std::uint64_t seed, bool cached, Window window)
 {
+    //{ checks that the prompt is not empty and that a rolling window has its cache
     if (prompt.empty() || (window == Window::rolling && !cached)) {
         throw std::invalid_argument("generate_text: an empty prompt or a rolling cache without the cache; expected "
                                     "at least one character, and the rolling window with the cache");
     }
+    //}
     SplitMix64 generator(seed);
     GenerationCache cache = empty_cache(model);
     std::size_t cache_start = 0;  // where in the text the cached positions start

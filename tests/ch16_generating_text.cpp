@@ -160,6 +160,27 @@ TEST_CASE("Top-k keeps every logit tied with the k-th largest, as Hugging Face a
     CHECK(sa::rule_probabilities(std::vector<double>(5, 0.7), 1.0, 1) == std::vector<double>(5, 0.2));
 }
 
+TEST_CASE("A vocabulary of one character: every rule returns it", "[ch16]")
+{
+    // One logit z: p_0 = e^{(z - z)/τ} / e^{(z - z)/τ} = 1 at any τ, top-k can only be 1, and the
+    // cumulative sum 1 is above every u in [0, 1), so each rule draws character 0.
+    for (const double z : {-3.5, 0.0, 7.25}) {
+        INFO("the one logit is " << z);
+        CHECK(sa::greedy_choice({z}) == 0);
+        for (const double temperature : {1e-12, 0.5, 1.0, 4.0}) {
+            INFO("τ = " << temperature << ", top-k = 1");
+            CHECK(sa::rule_probabilities({z}, temperature, 1) == std::vector<double>{1.0});
+            for (const double u : {0.0, 0.5, 0.999999}) {
+                CHECK(sa::sample_character({z}, temperature, 1, u) == 0);
+            }
+        }
+        INFO("top-k = 2 asks for more characters than there are");
+        CHECK_THROWS_AS(sa::rule_probabilities({z}, 1.0, 2), std::invalid_argument);
+    }
+    CHECK(sa::inverse_cdf_draw({1.0}, 0.0) == 0);
+    CHECK(sa::inverse_cdf_draw({1.0}, 0.999999) == 0);
+}
+
 TEST_CASE("Temperature toward 0 and top-k = 1 both equal the greedy choice", "[ch16]")
 {
     sa::SplitMix64 generator(16);
@@ -550,4 +571,44 @@ TEST_CASE("The induction head at work: chapter 15's model on a rare name recompu
     CHECK(copied_by_case[2] == 0);
     CHECK(copied_by_case[3] == 0);
     CHECK(copied_by_case[4] == 0);
+}
+
+TEST_CASE("The copying model completes names of the Bible that chapter 15's model does not, recomputed",
+          "[.ch16-run][support]")
+{
+    const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel letters = sa::load_safetensors(helpers::read_all(BOOK_CH15_MODEL));
+    const sa::SavedModel copying = sa::load_safetensors(helpers::read_all(std::string(BOOK_CH15_MODEL) + ".copying"));
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(copying.vocabulary);
+    const std::vector<std::string> names{"Abednego", "Ahasuerus", "Ahithophel", "Belshazzar", "Chedorlaomer",
+                                         "Hammedatha", "Ishbosheth", "Jehoiachin", "Jehoshaphat", "Jerubbaal",
+                                         "Mahershalalhashbaz", "Melchizedek", "Mephibosheth", "Methuselah", "Nathanael",
+                                         "Nebuchadnezzar", "Sennacherib", "Shadrach", "Shalmaneser", "Tiglathpileser",
+                                         "Zaphnathpaaneah", "Zelophehad", "Zerubbabel"};
+    const auto completes = [&](const sa::LanguageModel& model, const std::string& name) {
+        INFO(name << ": greedy, recomputed without the cache; all but at most one of the letters after the first 4");
+        const std::vector<std::size_t> tokens =
+            sa::encode(vocabulary, "Then came " + name + " the king, " + name.substr(0, 4));
+        const std::string wrote =
+            sa::decode(vocabulary, sa::generate(model, tokens, name.size() - 4, {.greedy = true}, 0, false));
+        std::size_t wrong = 0;
+        for (std::size_t k = 0; k < wrote.size(); ++k) {
+            wrong += wrote[k] != name[4 + k] ? 1 : 0;
+        }
+        return wrong <= 1;
+    };
+    std::size_t by_letters = 0;
+    std::string list;
+    for (const std::string& name : names) {
+        by_letters += completes(letters.model, name) ? 1 : 0;
+        if (completes(copying.model, name)) {
+            list += (list.empty() ? "" : ", ") + name;
+        }
+    }
+    const std::size_t by_copying = static_cast<std::size_t>(std::count(list.begin(), list.end(), ',')) + 1;
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("chapter 15's model {} of 23, the copying model {} of 23:"
+                                                             "\n  {}.\n", by_letters, by_copying, list)));
+    INFO("what the chapter claims: the letters' circuit completes no real name, the copying model about half");
+    CHECK(by_letters == 0);
+    CHECK(by_copying >= 10);
 }

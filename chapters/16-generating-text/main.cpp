@@ -34,7 +34,7 @@ constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, 
 sa::SavedModel load_model(const std::string& path)
 {
     try {
-        return sa::load_safetensors(sa::read_file(path, "--load"));
+        return sa::load_safetensors(sa::read_file(sa::book_file(path), "--load"));
     } catch (const sa::UsageError&) {
         throw;
     } catch (const std::invalid_argument& error) {
@@ -71,6 +71,7 @@ std::size_t top_k_option(const sa::Example& example, std::size_t v)
 
 std::vector<std::size_t> prompt_tokens(const sa::Vocabulary& vocabulary, const std::string& prompt)
 {
+    sa::check_ascii(prompt, "--prompt");  // a byte of UTF-8 is named by its code, never printed alone
     std::string outside;
     for (const char c : prompt) {
         const std::string label = "'" + sa::character_label(c) + "'";
@@ -351,13 +352,15 @@ sa::Matrix sliding_logits(const sa::LanguageModel& model, const std::vector<std:
 std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
 {
     const std::size_t c = model.shape.context;
-    const std::string text = sa::read_file(BOOK_KJV_HELD_OUT, "the King James held-out text");
+    const std::string text = sa::read_file(sa::book_file(BOOK_KJV_HELD_OUT), "the King James held-out text");
+    //{ returns a note if the text has a character the model does not know
     for (const char ch : text) {
         if (vocabulary.token_of_byte[static_cast<unsigned char>(ch)] < 0) {
             return "Past the context: skipped, the held-out King James text has characters outside this model's "
                    "vocabulary.\n";
         }
     }
+    //}
     const sa::Batch batch = sa::even_batch(sa::encode(vocabulary, text), long_windows, 4 * c);
     // The same tokens read three ways: one window of 4c positions (rotary angles up to 4c - 1, offsets the
     // model never saw); four windows of c, each starting again at position 0, so that a character reads
@@ -366,10 +369,12 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
     const sa::Matrix one = sa::forward(model, batch.inputs, 4 * c).logits;
     const sa::Matrix four = sa::forward(model, batch.inputs, c).logits;
     const sa::Matrix sliding = sliding_logits(model, batch.inputs, one, 4 * c);
+    //{ out starts with the table's heading
     std::string out = fmt::format("Past the context: {} held-out windows of {} characters, the model trained on {}.\n"
                                   "Mean cross-entropy, nats per character, by position in the window:\n"
                                   "  positions   one window of {}   restarting every {}   sliding, the last {}\n",
                                   long_windows, 4 * c, c, 4 * c, c, c);
+    //}
     for (const auto& [first, last] : {std::pair{std::size_t{0}, c}, std::pair{c, 2 * c}, std::pair{2 * c, 4 * c}}) {
         out += fmt::format("  {:>3} to {:<3} {:>17.{}f}   {:>18.{}f}   {:>18.{}f}\n", first, last - 1,
                            bucket_loss(one, batch.targets, 4 * c, first, last), digits,
@@ -465,20 +470,25 @@ const std::array<NamePrompt, 5> name_prompts{{
     {"Chedorlaomer", "Then came Chedorlaomer the king, Ched", 4},
 }};
 
-std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
+// One of chapter 15's saved models, if it is there and reads this text.
+std::optional<sa::SavedModel> chapter_15_model(const std::string& path, const sa::Vocabulary& vocabulary)
 {
-    std::ifstream in(BOOK_CH15_MODEL, std::ios::binary);
-    std::optional<sa::SavedModel> saved;
-    if (in) {
-        saved = load_model(BOOK_CH15_MODEL);
+    std::ifstream in(sa::book_file(path), std::ios::binary);
+    if (!in) {
+        return std::nullopt;
     }
-    if (!saved || saved->vocabulary != vocabulary.characters || saved->model.layers.size() < 2) {
-        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n";
+    sa::SavedModel saved = load_model(path);
+    if (saved.vocabulary != vocabulary.characters || saved.model.layers.size() < 2) {
+        return std::nullopt;
     }
-    const sa::LanguageModel& model = saved->model;
+    return saved;
+}
+
+// The names, greedy, with one of chapter 15's models: what it wrote and where its circuit looked.
+std::string name_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
+{
     const Circuit circuit = find_circuit(model, vocabulary);
     std::string out = fmt::format(
-        "The induction head at work: chapter 15's model, greedy, on names written once, then begun again.\n"
         "Its circuit on chapter 15's test letters: layer 1 head {} (induction score {:.{}f}) reads layer 0 head {}.\n"
         "  prompt[what the model wrote]                     copied   on the copy place   previous letter\n",
         circuit.induction, circuit.score, digits, circuit.needed);
@@ -492,6 +502,67 @@ std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
                                  step.strongest == 0 ? "(none)" : sa::character_label(p.prompt[step.strongest - 1]));
     }
     return out + "Where the induction head puts the most, at each prompt's last position:\n" + strongest;
+}
+
+// Names of the King James text, chosen before any model was run on them: long, rare and in every
+// part of the Bible. Each is written in a verse-like frame and begun again with its first 4 letters.
+const std::array<const char*, 23> bible_names{{
+    "Abednego", "Ahasuerus", "Ahithophel", "Belshazzar", "Chedorlaomer", "Hammedatha", "Ishbosheth", "Jehoiachin",
+    "Jehoshaphat", "Jerubbaal", "Mahershalalhashbaz", "Melchizedek", "Mephibosheth", "Methuselah", "Nathanael",
+    "Nebuchadnezzar", "Sennacherib", "Shadrach", "Shalmaneser", "Tiglathpileser", "Zaphnathpaaneah", "Zelophehad",
+    "Zerubbabel"}};
+
+// The names a model completes, greedy, all but at most one of their remaining letters.
+std::vector<std::string> completed_names(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary)
+{
+    std::vector<std::string> completed;
+    for (const std::string name : bible_names) {
+        const NamePrompt p{name, "Then came " + name + " the king, " + name.substr(0, 4), 4};
+        const std::vector<std::size_t> tokens = sa::encode(vocabulary, p.prompt);
+        const std::string wrote = sa::decode(vocabulary, sa::generate(model, tokens, name.size() - 4,
+                                                                      {.greedy = true}, 0, true));
+        std::size_t right = 0;
+        for (std::size_t k = 0; k < wrote.size(); ++k) {
+            right += wrote[k] == name[4 + k] ? 1 : 0;
+        }
+        if (right + 1 >= name.size() - 4) {
+            completed.push_back(name);
+        }
+    }
+    return completed;
+}
+
+std::string names_text(const sa::LanguageModel& letters, const sa::LanguageModel& copying,
+                       const sa::Vocabulary& vocabulary)
+{
+    const std::vector<std::string> by_letters = completed_names(letters, vocabulary);
+    const std::vector<std::string> by_copying = completed_names(copying, vocabulary);
+    std::string list;
+    for (const std::string& name : by_copying) {
+        list += (list.empty() ? "" : ", ") + name;
+    }
+    return fmt::format("{} names of the King James text, each in \"Then came NAME the king, \" and begun again with "
+                       "its first 4 letters;\ncompleted greedy, all but at most one letter: chapter 15's model {} of "
+                       "{}, the copying model {} of {}:\n  {}.\n", bible_names.size(), by_letters.size(),
+                       bible_names.size(), by_copying.size(), bible_names.size(), list);
+}
+
+std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
+{
+    const std::optional<sa::SavedModel> letters = chapter_15_model(BOOK_CH15_MODEL, vocabulary);
+    if (!letters) {
+        return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n";
+    }
+    std::string out = "The induction head at work: chapter 15's model, greedy, on names written once, then begun "
+                      "again.\n" + name_table(letters->model, vocabulary, digits);
+    const std::optional<sa::SavedModel> copying = chapter_15_model(std::string(BOOK_CH15_MODEL) + ".copying",
+                                                                   vocabulary);
+    if (copying) {
+        out += "\nThe same names with chapter 15's copying model (two heads of 32, trained on repeated text too).\n" +
+               name_table(copying->model, vocabulary, digits) + "\n" +
+               names_text(letters->model, copying->model, vocabulary);
+    }
+    return out;
 }
 
 std::string generating_text_chapter(const sa::Example& example)
@@ -544,6 +615,7 @@ int main(int argc, char** argv)
                     {"--speed", "FILE",
                      "write the measured characters per second, with and without the cache, to FILE (with --figures, "
                      "a plot too)", ""}};
+    info.writes = {"--speed"};  // checked before the run starts
     const std::string own = "the model reads the characters of a prompt, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

@@ -106,6 +106,8 @@ TEST_CASE("Cross-entropy: zero logits cost ln V, and its gradient is (P - Y) / N
     const sa::CrossEntropy big = sa::cross_entropy(sa::Matrix{{1000.0, 0.0}}, {1});
     INFO("logits (1000, 0), target 1: L = 1000 + ln(1 + e^-1000) = 1000");
     CHECK_THAT(big.loss, WithinRel(1000.0, 1e-15));
+    INFO("2 rows of logits and 1 target, then a target of 3 where d_vocab = 3 (tokens 0 to 2): the API page gives "
+         "both messages");
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(2, 3), {0}), Contains("one target per row"));
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(1, 3), {3}), Contains("not below d_vocab = 3"));
 }
@@ -139,6 +141,7 @@ TEST_CASE("Embedding gradient: a scatter-add of each position's gradient into it
     CHECK(sa::embedding_backward(d_rows, tokens, 3) == sa::Matrix{{100, 1000}, {0, 0}, {3, 30}});
     const auto loss = [&](const sa::Matrix& w) { return sa::upstream_loss(sa::embed(w, tokens), d_rows); };
     check_gradient(sa::embedding_backward(d_rows, tokens, 3), sa::numeric_gradient(loss, table, 1e-5), "dW_E");
+    INFO("3 rows of dX and 2 tokens, then a token of 3 where d_vocab = 3: the API page gives both messages");
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1}, 3), Contains("one token per row"));
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 3}, 3), Contains("not below d_vocab = 3"));
 }
@@ -168,6 +171,7 @@ TEST_CASE("Adam: one step and a second against the formula of Kingma and Ba", "[
     CHECK_THAT(theta(0, 0), WithinRel(expected, 1e-14));
     CHECK_THAT(moments.first(0, 0), WithinRel(m, 1e-15));
     CHECK_THAT(moments.second(0, 0), WithinRel(v, 1e-14));
+    INFO("a gradient of another shape than θ, then step 0: Adam's bias corrections 1 − β^t need t from 1");
     CHECK_THROWS_AS(sa::adam_step(theta, sa::Matrix(1, 2), moments, 3, settings), sa::ShapeError);
     CHECK_THROWS_WITH(sa::adam_step(theta, g2, moments, 0, settings), Contains("counts its steps from 1"));
 }

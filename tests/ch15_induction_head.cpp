@@ -282,7 +282,7 @@ TEST_CASE("The training mix: every fourth window is letters cycled with a drawn 
                     std::invalid_argument);  // 33 letters cannot give 40 distinct ones
 }
 
-TEST_CASE("Repeated text: a span of the text at a drawn start, cycled; every other window of the copying mix",
+TEST_CASE("Repeated text: a span of the text at a drawn start, cycled, in every other window of the copying mix",
           "[ch15]")
 {
     std::vector<std::size_t> text;
@@ -522,7 +522,7 @@ TEST_CASE("Span attention reads the head's weights: the source, and the places a
                       Contains("a trace of 2 rows for 12 inputs"));
 }
 
-TEST_CASE("Path ablation: a silent head changes nothing; without it in the values, layer 1 looks where it looked",
+TEST_CASE("Path ablation: a silent head changes nothing, and without it in the values layer 1 looks where it looked",
           "[ch15]")
 {
     const sa::LanguageModel model = small_model(2);

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Check the page whose path the book command prints: the front page, or a redirect that every
-browser follows at once.
+"""Check the page whose path the book command prints: the front page itself; and that the book's
+top index.html is a redirect that every browser follows at once.
 
 tools/book.sh ends with the line `The book: $build/<path>`. A reader opens that file, and so does
 a headless browser taking a screenshot; one such browser once hung on a page that forwarded
-elsewhere. So the printed path must be the book's front page itself, or forward to it at once; and
-a page of the book that only forwards (the index.html at the top of the book's folder) must do it
-without a script:
+elsewhere (a meta refresh with a delay of 0). So the printed path must be the book's front page
+itself; and a page of the book that only forwards (the index.html at the top of the book's folder,
+for a reader who opens the folder) must do it without a script:
 a meta refresh with a delay of 0 to a file that exists, and a link to the same file for a browser
 that does not follow it.
 
@@ -107,18 +107,18 @@ def main():
     problems = []
     if not os.path.isfile(os.path.join(book, printed)):
         problems.append(f"the printed path {printed} is not a file of the built book in {book}")
-    elif printed == FRONT_PAGE:
-        problems.append(front_page_problem(book, printed))
+    elif printed != FRONT_PAGE:
+        problems.append(f"the printed path {printed} is not the front page; print the front page's own path, "
+                        f"{FRONT_PAGE} (a headless browser once hung on a page that forwarded to it)")
     else:
-        problems.append(redirect_problem(book, printed))
-    if printed != "index.html" and os.path.isfile(os.path.join(book, "index.html")):
+        problems.append(front_page_problem(book, printed))
+    if os.path.isfile(os.path.join(book, "index.html")):
         problems.append(redirect_problem(book, "index.html"))  # the front door, for a reader who opens the folder
     problems = [problem for problem in problems if problem]
     for problem in problems:
         print(f"FAIL {problem}")
     if not problems:
-        print(f"PASS the book command prints {printed}, the front page or a page that forwards to it at once; "
-              "index.html forwards to it at once")
+        print(f"PASS the book command prints the front page, {printed}; index.html forwards to it at once")
     return 1 if problems else 0
 
 

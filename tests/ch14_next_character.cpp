@@ -650,7 +650,7 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
     refused(not_finite, "tensor \"embedding\" holds nan at entry 0");
 }
 
-TEST_CASE("Safetensors: the tensors in any order, as the format allows, Hugging Face's included", "[ch14]")
+TEST_CASE("Safetensors: the tensors in any order, as the format allows, Hugging Face's included", "[ch14][support]")
 {
     // Eleven layers, so that sorting by name puts "layers.10" between "layers.1" and "layers.2".
     sa::SplitMix64 generator(14);

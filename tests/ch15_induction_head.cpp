@@ -95,7 +95,7 @@ TEST_CASE("Previous-token score: 1 for a perfect previous-token head, the mean o
     CHECK_THROWS_AS(sa::previous_token_score(sa::Matrix(3, 2)), std::invalid_argument);
 }
 
-TEST_CASE("Offset score: 1 for a head that looks k back, the previous-token score at k = 1", "[ch15]")
+TEST_CASE("Offset score: 1 for a head that looks k back, the previous-token score at k = 1", "[ch15][support]")
 {
     for (const std::size_t k : {1U, 2U, 3U}) {
         INFO("every row i >= " << k << " puts weight 1 on i - " << k);
@@ -283,7 +283,7 @@ TEST_CASE("The training mix: every fourth window is letters cycled with a drawn 
 }
 
 TEST_CASE("Repeated text: a span of the text at a drawn start, cycled, in every other window of the copying mix",
-          "[ch15]")
+          "[ch15][support]")
 {
     std::vector<std::size_t> text;
     for (std::size_t i = 0; i < 300; ++i) {
@@ -405,7 +405,7 @@ std::string verdict(bool met)
 }  // namespace
 
 TEST_CASE("The prefix table counted by hand on one window: matches, positions matched, copies right",
-          "[ch15]")
+          "[ch15][support]")
 {
     // Inputs a b a b a c, targets (the next characters) b a b a c a.
     const sa::Batch batch{{0, 1, 0, 1, 0, 2}, {1, 0, 1, 0, 2, 0}, 6};
@@ -439,7 +439,7 @@ TEST_CASE("The prefix table counted by hand on one window: matches, positions ma
 }
 
 TEST_CASE("Copied spans: four draws a window, the copy equals the first occurrence, the rest is the text",
-          "[ch15]")
+          "[ch15][support]")
 {
     std::vector<std::size_t> text;
     for (std::size_t i = 0; i < 500; ++i) {
@@ -476,7 +476,7 @@ TEST_CASE("Copied spans: four draws a window, the copy equals the first occurren
                       Contains("longer than a window"));
 }
 
-TEST_CASE("Span losses: the rows before span characters skip to length - 1, at both places", "[ch15]")
+TEST_CASE("Span losses: the rows before span characters skip to length - 1, at both places", "[ch15][support]")
 {
     sa::CopiedSpans spans{{std::vector<std::size_t>(20, 0), std::vector<std::size_t>(20, 0), 10}, {1, 0}, {5, 4},
                           {4, 3}};
@@ -499,7 +499,7 @@ TEST_CASE("Span losses: the rows before span characters skip to length - 1, at b
 }
 
 TEST_CASE("Span attention reads the head's weights: the source, and the places after other occurrences",
-          "[ch15]")
+          "[ch15][support]")
 {
     const sa::LanguageModel model = small_model(2);
     // One window of 12: 3 5 3 7 1 2 | 9 3 7 1 2 4; the span 3 7 1 2 starts at 2, its copy at 7.
@@ -523,7 +523,7 @@ TEST_CASE("Span attention reads the head's weights: the source, and the places a
 }
 
 TEST_CASE("Path ablation: a silent head changes nothing, and without it in the values layer 1 looks where it looked",
-          "[ch15]")
+          "[ch15][support]")
 {
     const sa::LanguageModel model = small_model(2);
     const std::vector<std::size_t> tokens = small_tokens(24);  // two windows of 12

@@ -353,7 +353,7 @@ TEST_CASE("A rolling cache of one layer draws what the sliding window draws, one
     }
 }
 
-TEST_CASE("The numbers a KV cache holds: a key and a value of width d per layer and position", "[ch16]")
+TEST_CASE("The numbers a KV cache holds: a key and a value of width d per layer and position", "[ch16][support]")
 {
     sa::SplitMix64 generator(20);
     INFO("2 * layers * d * t: 2 * 3 * 16 * 5 = 480");

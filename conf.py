@@ -16,6 +16,7 @@ from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
+import check_markers as snippet_markers  # noqa: E402  (the one reader of the snippet and elision markers)
 
 project = "Self-Attention, Step by Step"
 author = "The authors of Self-Attention, Step by Step"
@@ -23,7 +24,8 @@ copyright = "2026, " + author
 release = "1.0"
 
 root_doc = "docs/index"
-exclude_patterns = ["build", "build-*", "workspace", "README.md", ".ci", "tools", "src", "tests", ".git"]
+exclude_patterns = ["build", "build-*", "workspace", "README.md", "docs/contributing.md", ".ci", "tools", "src",
+                    "tests", ".git"]
 extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.graphviz",
@@ -167,17 +169,26 @@ class BookLiteralInclude(LiteralInclude):
     needs it, not the marker lines around each solution that tools/learn uses to make the
     exercise stubs (as Crafting Interpreters hides its snippet tags; tools/exercises.py reads them).
 
+    A listing shows the step the prose explains, not its plumbing: the lines between
+    ``//{ what they do`` and ``//}`` (argument checks, error messages) show as the one line
+    ``// … what they do (see src/file.cpp)``, while the file stays the real file
+    (tools/check_markers.py reads the elisions and checks them).
+
     A listing that held such a region is the exercise's answer, so it comes folded in a
     ``<details class="solution">`` block: a learner scrolling past does not see it, and
     a reader opens it with one click. Listings of the chapter programs stay open."""
 
     def run(self):
         result = super().run()
+        source = os.path.relpath(self.env.relfn2path(self.arguments[0])[1], self.env.srcdir)
         solutions = []
         for node in result:
             for block in node.findall(nodes.literal_block):
                 lines = block.astext().split("\n")
-                kept, held = exercise_markers.without_markers(lines)
+                try:
+                    kept, held = exercise_markers.without_markers(snippet_markers.elided(lines, source))
+                except ValueError as problem:
+                    raise self.error(str(problem))
                 solutions += held
                 if len(kept) != len(lines):
                     text = "\n".join(kept)
@@ -252,9 +263,11 @@ def add_playground_script(app, pagename, templatename, context, doctree):
         app.add_js_file("playground.js", defer="defer")
 
 
-# Sphinx writes the front page at docs/index.html, because root_doc lives in docs/.
-# A reader looks for the book's index.html at the top of its folder: one is put there
-# that forwards to the front page (from file:// too, and without JavaScript).
+# Sphinx writes the front page at docs/index.html, because root_doc lives in docs/, and
+# tools/book.sh prints that path. A reader who opens the book's folder looks for its
+# index.html at the top: one is put there that forwards to the front page at once, with a
+# plain meta refresh and a link (from file:// too, and without JavaScript), so that every
+# browser follows it (tools/check_book_path.py checks both).
 FRONT_DOOR = """<!DOCTYPE html>
 <html lang="en">
 <head>

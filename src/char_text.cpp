@@ -1,6 +1,7 @@
 #include "char_text.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -18,8 +19,20 @@ std::size_t line_of(const std::string& text, std::size_t position)
     return line;
 }
 
+// Whether the model reads this byte: printable ASCII, a tab, a newline or a carriage return.
+bool plain(char character)
+{
+    const auto byte = static_cast<unsigned char>(character);
+    return (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t' || byte == '\r';
+}
+
+// A character as a message names it; a byte that is not plain ASCII by its code, since
+// printed alone it would be garbled (the first byte of "é" in UTF-8 is 0xC3).
 std::string quoted(char character)
 {
+    if (!plain(character)) {
+        return fmt::format("byte 0x{:02X}", static_cast<unsigned char>(character));
+    }
     return character == '\n' ? "a newline" : fmt::format("'{}'", character_label(character));
 }
 
@@ -85,20 +98,23 @@ std::string character_label(char character)
     return std::string(1, character);
 }
 
+void check_ascii(const std::string& text, const std::string& name)
+{
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (!plain(text[i])) {
+            throw std::invalid_argument(fmt::format("{}: {} on line {} is not plain ASCII; the model reads ASCII text "
+                                                    "only (printable characters, tabs and newlines)",
+                                                    name, quoted(text[i]), line_of(text, i)));
+        }
+    }
+}
+
 void check_plain_text(const std::string& text, const std::string& name)
 {
     if (text.empty()) {
         throw std::invalid_argument(fmt::format("{}: the file is empty; give a plain text of at least 10 lines", name));
     }
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto byte = static_cast<unsigned char>(text[i]);
-        const bool plain = (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t' || byte == '\r';
-        if (!plain) {
-            throw std::invalid_argument(fmt::format("{}: byte 0x{:02x} on line {} is not text; the model reads plain "
-                                                    "ASCII (printable characters, tabs and newlines)",
-                                                    name, byte, line_of(text, i)));
-        }
-    }
+    check_ascii(text, name);
 }
 
 TextSplit split_every_tenth_line(const std::string& text, const std::string& name)
@@ -189,29 +205,99 @@ std::vector<std::size_t> all_targets(std::size_t length)
     return targets;
 }
 
-double trigram_loss(const std::vector<std::size_t>& training, const std::vector<std::size_t>& tokens,
-                    const std::vector<std::size_t>& targets, std::size_t vocabulary)
+namespace {
+
+// The n − 1 tokens before position j read as digits in base V: the key of their context.
+std::uint64_t context_key(const std::vector<std::size_t>& tokens, std::size_t position, std::size_t order,
+                          std::size_t vocabulary)
 {
-    if (targets.empty()) {
-        throw std::invalid_argument("trigram_loss: no position to predict");
+    std::uint64_t key = 0;
+    for (std::size_t k = position + 1 - order; k < position; ++k) {
+        key = key * vocabulary + tokens[k];
     }
-    const std::size_t v = vocabulary;
-    std::vector<double> triples(v * v * v, 0.0);
-    std::vector<double> pairs(v * v, 0.0);
-    for (std::size_t j = 2; j < training.size(); ++j) {
-        triples.at((training[j - 2] * v + training[j - 1]) * v + training[j]) += 1.0;
-        pairs.at(training[j - 2] * v + training[j - 1]) += 1.0;
+    return key;
+}
+
+void check_tokens_below(const std::vector<std::size_t>& tokens, std::size_t first, std::size_t last,
+                        std::size_t vocabulary, const char* function)
+{
+    for (std::size_t k = first; k <= last; ++k) {
+        if (tokens[k] >= vocabulary) {
+            throw std::invalid_argument(fmt::format("{}: token {} at position {} is not below V = {}", function,
+                                                    tokens[k], k, vocabulary));
+        }
+    }
+}
+
+}  // namespace
+
+NgramCounts count_ngrams(const std::vector<std::size_t>& training, std::size_t order, std::size_t vocabulary)
+{
+    if (order == 0 || vocabulary == 0) {
+        throw std::invalid_argument(fmt::format("count_ngrams: order {} and V = {}; both must be at least 1", order,
+                                                vocabulary));
+    }
+    std::uint64_t largest = 1;  // V^n, the number of keys of the sequences
+    for (std::size_t k = 0; k < order; ++k) {
+        if (largest > UINT64_MAX / vocabulary) {
+            throw std::invalid_argument(fmt::format("count_ngrams: V^n = {}^{} does not fit in 64 bits; choose a "
+                                                    "smaller order", vocabulary, order));
+        }
+        largest *= vocabulary;
+    }
+    if (!training.empty()) {
+        check_tokens_below(training, 0, training.size() - 1, vocabulary, "count_ngrams");
+    }
+    NgramCounts counts{order, vocabulary, {}, {}};
+    for (std::size_t j = order - 1; j < training.size(); ++j) {
+        const std::uint64_t context = context_key(training, j, order, vocabulary);
+        counts.sequences[context * vocabulary + training[j]] += 1.0;
+        counts.contexts[context] += 1.0;
+    }
+    return counts;
+}
+
+//> ngram
+double ngram_probability(const NgramCounts& counts, const std::vector<std::size_t>& tokens, std::size_t position)
+{
+    if (position + 1 < counts.order || position >= tokens.size()) {
+        throw std::invalid_argument(fmt::format("ngram_probability: position {} does not have the {} tokens before "
+                                                "it that order {} reads, in a text of {}", position, counts.order - 1,
+                                                counts.order, tokens.size()));
+    }
+    check_tokens_below(tokens, position + 1 - counts.order, position, counts.vocabulary, "ngram_probability");
+    const std::uint64_t context = context_key(tokens, position, counts.order, counts.vocabulary);
+    const auto seen = [](const std::unordered_map<std::uint64_t, double>& map, std::uint64_t key) {
+        const auto found = map.find(key);
+        return found == map.end() ? 0.0 : found->second;
+    };
+    const double together = seen(counts.sequences, context * counts.vocabulary + tokens[position]);
+    return (together + 1.0) / (seen(counts.contexts, context) + static_cast<double>(counts.vocabulary));
+}
+//< ngram
+
+double ngram_loss(const NgramCounts& counts, const std::vector<std::size_t>& tokens,
+                  const std::vector<std::size_t>& positions)
+{
+    if (positions.empty()) {
+        throw std::invalid_argument("ngram_loss: no position to predict");
     }
     double total = 0.0;
-    for (const std::size_t j : targets) {
-        if (j < 2 || j >= tokens.size()) {
-            throw std::invalid_argument(fmt::format("trigram_loss: position {} has no two previous characters in a "
-                                                    "text of {}", j, tokens.size()));
-        }
-        const std::size_t context = tokens[j - 2] * v + tokens[j - 1];
-        total -= std::log((triples.at(context * v + tokens[j]) + 1.0) / (pairs.at(context) + static_cast<double>(v)));
+    for (const std::size_t j : positions) {
+        total -= std::log(ngram_probability(counts, tokens, j));
     }
-    return total / static_cast<double>(targets.size());
+    return total / static_cast<double>(positions.size());
+}
+
+std::vector<std::size_t> positions_with_context(const std::vector<std::size_t>& positions, std::size_t order)
+{
+    std::vector<std::size_t> kept;
+    for (const std::size_t j : positions) {
+        if (j + 1 >= order) {
+            kept.push_back(j);
+        }
+    }
+    return kept;
 }
 
 }  // namespace sa

@@ -5,7 +5,9 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace sa {
@@ -50,13 +52,23 @@ struct TextSplit {
     std::string held_out = {};  ///< the text it is measured on, never trained on
 };
 
-/// \brief Checks that a file's bytes are plain text the book can read: printable ASCII,
-///        tabs, newlines and carriage returns only.
+/// \brief Checks that a reader's text holds only what the model reads: printable ASCII, tabs,
+///        newlines and carriage returns, one byte per character.
+/// \param text the text (a file's bytes, a prompt)
+/// \param name how to name it in a message, e.g. "--prompt"
+/// \throws std::invalid_argument naming the first other byte in hexadecimal and its line, e.g.
+///         "--prompt: byte 0xC3 on line 1 is not plain ASCII; the model reads ASCII text only
+///         (printable characters, tabs and newlines)": the first byte of "é" in UTF-8, which a
+///         terminal could not show alone
+void check_ascii(const std::string& text, const std::string& name);
+
+/// \brief Checks that a file's bytes are plain text the book can read: not empty, and ASCII as
+///        check_ascii() takes it.
 /// \param text the file's bytes
 /// \param name how to name the file in a message, e.g. "--text book.txt"
 /// \throws std::invalid_argument if the text is empty or holds another byte, naming the byte and
-///         its line, e.g. "--text a.bin: byte 0x00 on line 1 is not text; the model reads plain
-///         ASCII (printable characters, tabs and newlines)"
+///         its line, e.g. "--text a.bin: byte 0x00 on line 1 is not plain ASCII; the model reads
+///         ASCII text only (printable characters, tabs and newlines)"
 void check_plain_text(const std::string& text, const std::string& name);
 
 /// \brief The reader's text split by lines: every tenth line (the 10th, 20th, …) is held out,
@@ -118,16 +130,64 @@ struct BigramCounts {
 /// \return the positions
 [[nodiscard]] std::vector<std::size_t> all_targets(std::size_t length);
 
-/// \brief The mean cross-entropy of a counted trigram with add-one smoothing on chosen positions:
-///        \f$ P(c \mid a, b) = \frac{\mathrm{count}(a, b, c) + 1}{\mathrm{count}(a, b) + V} \f$,
-///        averaged as in bigram_loss() over positions j ≥ 2.
-/// \param training the training tokens, counted
+/// \brief Counted n-grams of one order n ≥ 1: how often each run of n − 1 tokens (the context) was
+///        followed by each token, in a training text.
+///
+/// The counts are kept in hash maps keyed by the tokens read as digits in base V, so a model of
+/// order 5 over a text of millions of characters holds only the contexts the text has. Order 1
+/// has one, empty context, followed by every token of the text.
+struct NgramCounts {
+    std::size_t order = 0;       ///< n: the context is the n − 1 tokens before the predicted one
+    std::size_t vocabulary = 0;  ///< V
+    /// count(context, next), keyed by context · V + next
+    std::unordered_map<std::uint64_t, double> sequences = {};
+    /// count(context), keyed by the context: how often it was followed by anything
+    std::unordered_map<std::uint64_t, double> contexts = {};
+};
+
+/// \brief Counts every run of n tokens of a training text: each position j ≥ n − 1 adds one to
+///        count(t_{j−n+1} … t_{j−1}, t_j) and one to count(t_{j−n+1} … t_{j−1}).
+/// \param training the training tokens, each below V
+/// \param order n, at least 1
+/// \param vocabulary V, at least 1
+/// \return the counts, made once and read by every ngram_loss() on them
+/// \throws std::invalid_argument if n is 0, V is 0, \f$ V^n \f$ does not fit in 64 bits, or a
+///         token is not below V
+[[nodiscard]] NgramCounts count_ngrams(const std::vector<std::size_t>& training, std::size_t order,
+                                       std::size_t vocabulary);
+
+/// \brief The n-gram's probability of the token at one position, with add-one (Laplace)
+///        smoothing: \f$ P(t_j \mid c) = \frac{\mathrm{count}(c, t_j) + 1}{\mathrm{count}(c) + V} \f$,
+///        where c is the n − 1 tokens before position j.
+///
+/// A context never seen in training gives every token 1/V. Order 2 is bigram_probability().
+/// \param counts from count_ngrams()
+/// \param tokens the evaluated text's tokens, each below V
+/// \param position j, from n − 1 to the last token
+/// \return \f$ P(t_j \mid c) \f$
+/// \throws std::invalid_argument if j has fewer than n − 1 tokens before it or is past the end,
+///         or if one of the tokens read is not below V
+[[nodiscard]] double ngram_probability(const NgramCounts& counts, const std::vector<std::size_t>& tokens,
+                                       std::size_t position);
+
+/// \brief The mean cross-entropy of counted n-grams on chosen positions of a text, in nats:
+///        \f$ -\frac{1}{|T|} \sum_{j \in T} \ln P(t_j \mid t_{j-n+1} \dots t_{j-1}) \f$, each term
+///        from ngram_probability(), summed in the order of the positions.
+/// \param counts from count_ngrams() on the training tokens
 /// \param tokens the evaluated text's tokens
-/// \param targets the positions j ≥ 2 to predict
-/// \param vocabulary V
+/// \param positions T, the positions j ≥ n − 1 to predict
 /// \return the loss in nats per character
-/// \throws std::invalid_argument if there is no target or one is below 2 or past the end
-[[nodiscard]] double trigram_loss(const std::vector<std::size_t>& training, const std::vector<std::size_t>& tokens,
-                                  const std::vector<std::size_t>& targets, std::size_t vocabulary);
+/// \throws std::invalid_argument if there is no position, or one has fewer than n − 1 tokens
+///         before it or is past the end
+[[nodiscard]] double ngram_loss(const NgramCounts& counts, const std::vector<std::size_t>& tokens,
+                                const std::vector<std::size_t>& positions);
+
+/// \brief The positions among \p positions that have at least n − 1 tokens before them, j ≥ n − 1:
+///        those an n-gram of order n can predict, in their order.
+/// \param positions the positions, e.g. from even_batch_positions()
+/// \param order n, at least 1
+/// \return the positions kept
+[[nodiscard]] std::vector<std::size_t> positions_with_context(const std::vector<std::size_t>& positions,
+                                                              std::size_t order);
 
 }  // namespace sa

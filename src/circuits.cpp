@@ -10,6 +10,9 @@
 #include "dense.hpp"
 #include "embedding.hpp"
 #include "exercise.hpp"
+#include "masking.hpp"
+#include "multi_head.hpp"
+#include "positions.hpp"
 
 namespace sa {
 
@@ -31,6 +34,21 @@ double previous_token_score(const Matrix& weights)
     // END SOLUTION
 }
 //< previous-token-score
+
+double offset_score(const Matrix& weights, std::size_t offset)
+{
+    const std::size_t n = weights.rows();
+    if (weights.cols() != n || offset == 0 || offset >= n) {
+        throw std::invalid_argument(fmt::format("offset_score: weights of {}×{} and an offset of {}; expected a square "
+                                                "matrix and an offset from 1 to rows − 1", weights.rows(),
+                                                weights.cols(), offset));
+    }
+    double total = 0.0;
+    for (std::size_t i = offset; i < n; ++i) {
+        total += weights(i, i - offset);
+    }
+    return total / static_cast<double>(n - offset);
+}
 
 //> induction-score
 double induction_score(const Matrix& weights, std::size_t period)
@@ -67,11 +85,13 @@ std::vector<std::size_t> letter_tokens(const Vocabulary& vocabulary)
 std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters, std::size_t period,
                                         std::size_t length, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (period == 0 || letters.size() < period) {
         throw std::invalid_argument(fmt::format(
             "cycled_letters: {} distinct letters asked from {}; ask for at least 1 "
             "and at most as many as there are", period, letters.size()));
     }
+    //}
     std::vector<std::size_t> shuffled = letters;
     for (std::size_t k = 0; k < period; ++k) {
         const std::size_t other = k + static_cast<std::size_t>(generator.next() % (shuffled.size() - k));
@@ -87,11 +107,13 @@ std::vector<std::size_t> cycled_letters(const std::vector<std::size_t>& letters,
 std::vector<std::size_t> repeated_letters(const std::vector<std::size_t>& letters, std::size_t distinct,
                                           SplitMix64& generator)
 {
+    //{ checks its arguments
     if (distinct == 0 || letters.size() < distinct) {
         throw std::invalid_argument(fmt::format(
             "repeated_letters: {} distinct letters asked from {}; ask for at least 1 "
             "and at most as many as there are", distinct, letters.size()));
     }
+    //}
     return cycled_letters(letters, distinct, 2 * distinct + 1, generator);
 }
 //< repeated-letters
@@ -118,22 +140,43 @@ Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count,
     return batch;
 }
 
+std::vector<std::size_t> cycled_text(const std::vector<std::size_t>& tokens, std::size_t period,
+                                     std::size_t length, SplitMix64& generator)
+{
+    if (period == 0 || period >= tokens.size()) {
+        throw std::invalid_argument(fmt::format("cycled_text: a period of {} in a text of {} characters; expected at "
+                                                "least 1 and fewer than the text has", period, tokens.size()));
+    }
+    const auto start = static_cast<std::size_t>(generator.next() % (tokens.size() - period));
+    std::vector<std::size_t> sequence;
+    for (std::size_t i = 0; i < length; ++i) {
+        sequence.push_back(tokens[start + i % period]);
+    }
+    return sequence;
+}
+
 //> mixed-batch
 Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
                   std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator)
 {
+    //{ checks its arguments
+    const bool few_letters = mix.repeated == Repeated::letters && letters.size() < mix.longest;
     if (tokens.size() <= window || (mix.every != 0 && (mix.shortest == 0 || mix.shortest > mix.longest ||
-                                                       mix.longest > window || letters.size() < mix.longest))) {
+                                                       mix.longest > window || few_letters))) {
         throw std::invalid_argument(fmt::format(
             "mixed_batch: a window of {} over {} characters, {} letters and periods from {} to {}; "
             "the text must be longer than a window, and the periods from 1 up to the window "
             "and the letters", window, tokens.size(), letters.size(), mix.shortest, mix.longest));
     }
+    //}
     Batch batch{{}, {}, window};
     for (std::size_t w = 0; w < count; ++w) {
         if (mix.every != 0 && w % mix.every == mix.every - 1) {
             const std::size_t period = mix.shortest + generator.next() % (mix.longest - mix.shortest + 1);
-            append_window(batch, cycled_letters(letters, period, window + 1, generator), 0);
+            const std::vector<std::size_t> repeat = mix.repeated == Repeated::letters
+                                                        ? cycled_letters(letters, period, window + 1, generator)
+                                                        : cycled_text(tokens, period, window + 1, generator);
+            append_window(batch, repeat, 0);
         } else {
             append_window(batch, tokens, static_cast<std::size_t>(generator.next() % (tokens.size() - window)));
         }
@@ -187,6 +230,89 @@ ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::
     return trace;
 }
 
+namespace {
+
+// Rows first … first + count − 1 of a matrix.
+Matrix rows_of(const Matrix& matrix, std::size_t first, std::size_t count)
+{
+    Matrix rows(count, matrix.cols());
+    std::copy(matrix.data() + first * matrix.cols(), matrix.data() + (first + count) * matrix.cols(), rows.data());
+    return rows;
+}
+
+// Each head's slice turned by its positions in the window, as layer_forward() turns it.
+Matrix turned(const Matrix& vectors, std::size_t heads)
+{
+    std::vector<Matrix> slices = split_heads(vectors, heads);
+    for (Matrix& slice : slices) {
+        slice = rope(slice);
+    }
+    return concat_heads(slices);
+}
+
+//> path-ablation
+// A layer whose one path (its queries, keys or values) reads the changed stream, window by window.
+Matrix path_layer_forward(const AttentionLayer& layer, const Matrix& input, const Matrix& changed, Path path,
+                          std::size_t heads, std::size_t window, LayerTrace& trace)
+{
+    trace.input = input;
+    trace.weights.assign(input.rows() * window * heads, 0.0);
+    Matrix output = input;  // the residual: the whole stream
+    const Matrix mask = causal_mask(window, window);
+    for (std::size_t first = 0; first < input.rows(); first += window) {
+        const Matrix whole = rows_of(input, first, window);
+        const Matrix without = rows_of(changed, first, window);
+        const Matrix queries = turned(multiply(path == Path::query ? without : whole, layer.w_query), heads);
+        const Matrix keys = turned(multiply(path == Path::key ? without : whole, layer.w_key), heads);
+        const Matrix values = multiply(path == Path::value ? without : whole, layer.w_value);
+        const std::vector<Matrix> weights = head_weights(queries, keys, mask, heads);
+        for (std::size_t h = 0; h < heads; ++h) {
+            std::copy(weights[h].data(), weights[h].data() + window * window,
+                      trace.weights.begin() + static_cast<std::ptrdiff_t>(first * window * heads + h * window * window));
+        }
+        const Matrix mixed = multi_head_attention(queries, keys, values, mask, heads, layer.w_out);
+        for (std::size_t i = 0; i < window; ++i) {
+            for (std::size_t c = 0; c < input.cols(); ++c) {
+                output(first + i, c) += mixed(i, c);
+            }
+        }
+    }
+    return output;
+}
+
+}  // namespace
+
+ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
+                                  std::size_t window, const HeadAblation& ablation, Path path)
+{
+    //{ checks the head, its layer and the windows
+    if (ablation.layer + 1 >= model.layers.size() || ablation.head >= model.shape.heads || window == 0 ||
+        tokens.size() % window != 0) {
+        throw std::invalid_argument(fmt::format("path_ablated_forward: head {} of layer {}, {} tokens in windows of {}; "
+                                                "the model has {} layers of {} heads, the head's layer must not be the "
+                                                "last, and the tokens must be whole windows", ablation.head,
+                                                ablation.layer, tokens.size(), window, model.layers.size(),
+                                                model.shape.heads));
+    }
+    //}
+    ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
+    trace.stream = embed(model.embedding, tokens);
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+        const AttentionLayer& layer = model.layers[l];
+        if (l == ablation.layer + 1) {  // the stream as the next layer's one path sees it: without the head
+            const Matrix without = ablated_layer_forward(model.layers[ablation.layer], trace.layers[ablation.layer].input,
+                                                         model.shape.heads, window, ablation.head, nullptr);
+            trace.stream = path_layer_forward(layer, trace.stream, without, path, model.shape.heads, window,
+                                              trace.layers[l]);
+        } else {
+            trace.stream = layer_forward(layer, trace.stream, model.shape.heads, window, &trace.layers[l]);
+        }
+    }
+    trace.logits = multiply(trace.stream, model.unembedding);
+    return trace;
+}
+//< path-ablation
+
 std::vector<Matrix> trace_attention(const LayerTrace& trace, std::size_t heads, std::size_t window, std::size_t index)
 {
     const std::size_t first = index * window;
@@ -232,13 +358,14 @@ std::vector<std::vector<double>> zero_table(const LanguageModel& model)
 
 }  // namespace
 
-CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation)
+namespace {
+
+// The scores of a forward pass over repeated_batch() windows.
+CopyScores scores_of(const LanguageModel& model, const Batch& batch, const ForwardTrace& trace)
 {
     const std::size_t n = batch.window;
     const std::size_t period = n / 2;
     const std::size_t windows = batch.inputs.size() / n;
-    const ForwardTrace trace = ablation != nullptr ? ablated_forward(model, batch.inputs, n, *ablation)
-                                                   : forward(model, batch.inputs, n);
     const std::vector<double> losses = row_losses(trace.logits, batch.targets);
     CopyScores scores{zero_table(model), zero_table(model), 0.0, 0.0};
     for (std::size_t w = 0; w < windows; ++w) {
@@ -257,6 +384,20 @@ CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const Hea
         }
     }
     return scores;
+}
+
+}  // namespace
+
+CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation)
+{
+    const ForwardTrace trace = ablation != nullptr ? ablated_forward(model, batch.inputs, batch.window, *ablation)
+                                                   : forward(model, batch.inputs, batch.window);
+    return scores_of(model, batch, trace);
+}
+
+CopyScores path_copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation& ablation, Path path)
+{
+    return scores_of(model, batch, path_ablated_forward(model, batch.inputs, batch.window, ablation, path));
 }
 
 std::vector<std::vector<double>> previous_token_scores(const LanguageModel& model, const Batch& batch)

@@ -26,6 +26,14 @@ namespace sa {
 /// \throws std::invalid_argument if the matrix is not square or has fewer than 2 rows
 [[nodiscard]] double previous_token_score(const Matrix& weights);
 
+/// \brief How much a head looks k characters back: the mean over rows i = k … n−1 of
+///        \f$ A_{i, i-k} \f$. previous_token_score() is offset 1.
+/// \param weights a head's attention weights on one window, n×n
+/// \param offset k, from 1 to n − 1
+/// \return the score, from 0 to 1
+/// \throws std::invalid_argument if the matrix is not square or the offset does not fit
+[[nodiscard]] double offset_score(const Matrix& weights, std::size_t offset);
+
 /// \brief How much a head looks, in the second copy of a repeated sequence, at the place just after
 ///        the current character's first occurrence: the mean over rows i = period … n−1 of
 ///        \f$ A_{i,\, i - \text{period} + 1} \f$.
@@ -78,16 +86,37 @@ namespace sa {
 [[nodiscard]] Batch repeated_batch(const std::vector<std::size_t>& letters, std::size_t count, std::size_t distinct,
                                    SplitMix64& generator);
 
-/// \brief Which windows of a training batch are repeated letters, and with which periods.
-struct LetterMix {
-    std::size_t every = 0;     ///< windows every−1, 2·every−1, … are letters; 4 makes a quarter; 0 makes none
-    std::size_t shortest = 8;  ///< the shortest period
-    std::size_t longest = 32;  ///< the longest period, at most the window
+/// \brief What the repeating windows of a training mix repeat.
+enum class Repeated {
+    letters,  ///< distinct random letters, cycled_letters()
+    text,     ///< a span of the training text, cycled_text()
 };
 
+/// \brief Which windows of a training batch repeat, with which periods, and what they repeat.
+struct LetterMix {
+    std::size_t every = 0;     ///< windows every−1, 2·every−1, … repeat; 4 makes a quarter; 0 makes none
+    std::size_t shortest = 8;  ///< the shortest period
+    std::size_t longest = 32;  ///< the longest period, at most the window
+    Repeated repeated = Repeated::letters;  ///< what they repeat
+};
+
+/// \brief A span of a text repeated cyclically to a length: token i is tokens[start + i mod period],
+///        with start = next() mod (n − period).
+///
+/// Unlike cycled_letters(), the span is text: a character may occur several times in one period,
+/// so the current character alone does not say where the copy goes on.
+/// \param tokens the text, more than \p period tokens
+/// \param period the span's length, at least 1
+/// \param length the tokens to return
+/// \param generator advances by one draw
+/// \return the tokens
+/// \throws std::invalid_argument if the period is 0 or not shorter than the text
+[[nodiscard]] std::vector<std::size_t> cycled_text(const std::vector<std::size_t>& tokens, std::size_t period,
+                                                   std::size_t length, SplitMix64& generator);
+
 /// \brief The training mix: a batch whose windows are text windows, as random_batch() cuts them,
-///        except every \p mix.every th, which is a window of cycled_letters() whose period is
-///        shortest + next() mod (longest − shortest + 1).
+///        except every \p mix.every th, which is a window of cycled_letters() (or of cycled_text(),
+///        as mix.repeated says) whose period is shortest + next() mod (longest − shortest + 1).
 ///
 /// The periods vary so that no head can copy by counting back a fixed number of places: only
 /// a head that finds the current letter's last occurrence predicts every window.
@@ -96,7 +125,8 @@ struct LetterMix {
 /// \param count how many windows
 /// \param window the characters of each
 /// \param mix which windows are letters, and their periods
-/// \param generator advances by one draw per text window, and 1 + period per window of letters
+/// \param generator advances by one draw per text window, 1 + period per window of letters and 2
+///        per window of repeated text
 /// \return the batch
 /// \throws std::invalid_argument if the text or the letters are too short or the periods do not fit
 [[nodiscard]] Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
@@ -132,6 +162,34 @@ struct HeadAblation {
 [[nodiscard]] ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                            std::size_t window, const HeadAblation& ablation);
 
+/// \brief Which of a layer's three inputs a path ablation changes: the stream its queries, its keys
+///        or its values are computed from.
+enum class Path {
+    query,  ///< Q is computed from the changed stream
+    key,    ///< K is computed from the changed stream
+    value,  ///< V is computed from the changed stream
+};
+
+/// \brief forward() with one head's output removed from one path into the next layer only: the
+///        next layer computes its queries, keys or values from the stream without that head's
+///        output, and everything else (the other two, the residual) from the whole stream.
+///
+/// Elhage et al.'s Q-, K- and V-composition: removing a layer-0 head from layer 1's keys alone
+/// tests whether layer 1 finds its places by what that head wrote. The changed layer is computed
+/// window by window from the chapter 9 and 10 steps (rope() on each head's slice,
+/// head_weights(), multi_head_attention() with a causal mask), which equal layer_forward() up to
+/// rounding; its trace holds the stream entering it and its weights, in layer_forward()'s layout.
+/// \param model the model
+/// \param tokens the input tokens, windows of \p window one after another
+/// \param window the rows of each window; the tokens hold whole windows
+/// \param ablation the head whose output is removed; its layer must not be the last
+/// \param path the one input of the next layer that goes without it
+/// \return the trace
+/// \throws std::invalid_argument if the head does not exist, its layer is the last, or the
+///         tokens are not whole windows
+[[nodiscard]] ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
+                                                std::size_t window, const HeadAblation& ablation, Path path);
+
 /// \brief Each head's attention weights in one window of a layer's trace.
 /// \param trace one layer's trace from forward()
 /// \param heads h
@@ -161,6 +219,17 @@ struct CopyScores {
 /// \param ablation the head to zero, or null for the whole model
 /// \return the scores
 [[nodiscard]] CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation);
+
+/// \brief copy_scores() with one head removed from one path into the next layer only, as
+///        path_ablated_forward() removes it.
+/// \param model the model
+/// \param batch from repeated_batch(), windows of even length
+/// \param ablation the head to remove; its layer must not be the last
+/// \param path the next layer's one input that goes without it
+/// \return the scores
+/// \throws std::invalid_argument as path_ablated_forward()
+[[nodiscard]] CopyScores path_copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation& ablation,
+                                          Path path);
 
 /// \brief Each head's previous_token_score() averaged over the windows of a text batch.
 /// \param model the model

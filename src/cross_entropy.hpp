@@ -32,8 +32,10 @@ struct CrossEntropy {
 /// \param logits Z, N×V
 /// \param targets \f$ t_i \f$, the token that came after position i
 /// \return the loss and \f$ \partial L / \partial Z \f$
-/// \throws std::invalid_argument if there is no row, the targets are not one per row, or a target
-///         is not below V
+/// \throws std::invalid_argument if there is no row or the targets are not one per row, e.g.
+///         "cross_entropy: Z is 2×3 but there are 1 targets; give one target per row, and at least
+///         one", or if a target is not below V, e.g. "cross_entropy: target 3 of row 0 is not below
+///         d_vocab = 3"
 [[nodiscard]] CrossEntropy cross_entropy(const Matrix& logits, const std::vector<std::size_t>& targets);
 
 }  // namespace sa

@@ -31,7 +31,9 @@ namespace sa {
 /// \param tokens the n tokens that were looked up
 /// \param vocabulary V, the number of rows of W_E
 /// \return \f$ dW_E \f$, V×d
-/// \throws std::invalid_argument if the tokens are not one per row of dX, or one is not below V
+/// \throws std::invalid_argument if the tokens are not one per row of dX, e.g. "embedding_backward:
+///         dX is 3×2 but there are 2 tokens; give one token per row", or one is not below V, e.g.
+///         "embedding_backward: token 3 at position 2 is not below d_vocab = 3"
 [[nodiscard]] Matrix embedding_backward(const Matrix& d_rows, const std::vector<std::size_t>& tokens,
                                         std::size_t vocabulary);
 

@@ -52,10 +52,12 @@ double largest_weight(const Matrix& row_scores, std::size_t row)
 //> score-variance
 VarianceRow score_variance(std::size_t key_dim, std::size_t pairs, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (key_dim == 0 || pairs < 2) {
         throw std::invalid_argument(
             fmt::format("score_variance: d_k = {} and {} pairs; need d_k ≥ 1 and at least 2 pairs", key_dim, pairs));
     }
+    //}
     const Matrix queries = random_matrix(pairs, key_dim, generator);  // pairs×d_k
     const Matrix keys = random_matrix(pairs, key_dim, generator);     // pairs×d_k
     Matrix raw(pairs, 1);  // one dot product per pair: q_i·k_i
@@ -72,10 +74,12 @@ VarianceRow score_variance(std::size_t key_dim, std::size_t pairs, SplitMix64& g
 //> softmax-saturation
 SaturationRow softmax_saturation(std::size_t key_dim, std::size_t keys, std::size_t trials, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (key_dim == 0 || keys == 0 || trials == 0) {
         throw std::invalid_argument(fmt::format(
             "softmax_saturation: d_k = {}, {} keys, {} trials; each must be at least 1", key_dim, keys, trials));
     }
+    //}
     SaturationRow row{key_dim, keys, trials, {}, {}};
     const auto add = [](SoftmaxStats& stats, double p) {
         stats.largest += p;

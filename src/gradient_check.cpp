@@ -32,9 +32,11 @@ double upstream_loss(const Matrix& outputs, const Matrix& d_outputs)
 //> numeric-gradient
 Matrix numeric_gradient(const std::function<double(const Matrix&)>& loss, const Matrix& at, double step)
 {
+    //{ checks that the step is positive
     if (!(step > 0.0)) {
         throw std::invalid_argument(fmt::format("numeric_gradient: the step is {}; it must be greater than 0", step));
     }
+    //}
     Matrix gradient(at.rows(), at.cols());
     Matrix nudged = at;
     for (std::size_t i = 0; i < at.rows(); ++i) {

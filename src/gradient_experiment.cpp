@@ -53,11 +53,13 @@ GradientSize summarise(const std::vector<double>& at_scores, const std::vector<d
 StarvationRow gradient_starvation(std::size_t key_dim, std::size_t keys, std::size_t model_dim,
                                   std::size_t value_dim, std::size_t trials, SplitMix64& generator)
 {
+    //{ checks its arguments
     if (key_dim == 0 || keys == 0 || model_dim == 0 || value_dim == 0 || trials == 0) {
         throw std::invalid_argument(fmt::format("gradient_starvation: d_k = {}, {} keys, d_model = {}, d_v = {}, "
                                                 "{} trials; each must be at least 1",
                                                 key_dim, keys, model_dim, value_dim, trials));
     }
+    //}
     std::vector<double> scores_size[2];   // [raw, scaled]: ‖dS'‖ of each trial
     std::vector<double> w_query_size[2];  // ‖dW_Q‖ of each trial
     const double spread = std::sqrt(static_cast<double>(model_dim));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -32,10 +33,11 @@ template <std::size_t R, std::size_t W>
 {
     // Over all R rows alike: p runs from the earliest first to the latest end, and every row's
     // range holds [latest first, earliest end).
-    const std::size_t low = std::ranges::min(first);
-    const std::size_t high = std::ranges::max(end);
-    const std::size_t all_from = std::ranges::max(first);
-    const std::size_t all_to = std::ranges::min(end);
+    // (std::min_element, not std::ranges::min: the WebAssembly build's library has no ranges.)
+    const std::size_t low = *std::min_element(std::begin(first), std::end(first));
+    const std::size_t high = *std::max_element(std::begin(end), std::end(end));
+    const std::size_t all_from = *std::max_element(std::begin(first), std::end(first));
+    const std::size_t all_to = *std::min_element(std::begin(end), std::end(end));
     Lanes sums[R][W] = {};  // local, so that they live in registers
     const auto add = [&](std::size_t p, bool checked) {
         Lanes row[W];

@@ -408,14 +408,18 @@ ModelShape shape_of(const Json& root, std::size_t vocabulary)
 //> load
 SavedModel load_safetensors(const std::string& bytes)
 {
+    //{ refuses a file too short to hold the header's length
     if (bytes.size() < 8) {
         refuse(fmt::format("the file is truncated: {} bytes, fewer than the 8 of the header's length", bytes.size()));
     }
+    //}
     const std::uint64_t header_size = read_le(bytes, 0);
+    //{ refuses a header longer than the file
     if (header_size > bytes.size() - 8) {
         refuse(fmt::format("the file is truncated: its header says {} bytes of JSON, but only {} bytes follow",
                            header_size, bytes.size() - 8));
     }
+    //}
     const std::string header = bytes.substr(8, static_cast<std::size_t>(header_size));
     const Json root = JsonReader(header).document();
     if (root.kind != Json::Kind::object) {
@@ -433,10 +437,12 @@ SavedModel load_safetensors(const std::string& bytes)
     }
     const std::uint64_t covered = check_cover(extents, names);  // in any order, as the format allows
     const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);
+    //{ refuses data that do not fill the rest of the file exactly
     if (bytes.size() - data_start != covered) {
         refuse(fmt::format("the file holds {} bytes of data after the header, but its tensors need {}; it is "
                            "truncated or has bytes to spare", bytes.size() - data_start, covered));
     }
+    //}
     SavedModel saved{zero_model(shape), vocabulary};
     const std::vector<Matrix*> tensors = parameters(saved.model);
     for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -444,10 +450,12 @@ SavedModel load_safetensors(const std::string& bytes)
         std::size_t at = data_start + static_cast<std::size_t>(extents[i].begin);
         for (std::size_t k = 0; k < tensors[i]->rows() * tensors[i]->cols(); ++k, at += 8) {
             entry[k] = std::bit_cast<double>(read_le(bytes, at));
+            //{ refuses a number that is not finite
             if (!std::isfinite(entry[k])) {
                 refuse(fmt::format("tensor \"{}\" holds {} at entry {}; a trained model's numbers are finite",
                                    names[i], entry[k], k));
             }
+            //}
         }
     }
     return saved;

@@ -166,11 +166,13 @@ PartialAttention merge_attention(const PartialAttention& first, const PartialAtt
 Matrix tiled_attention(const Matrix& queries, const Matrix& keys, const Matrix& values, const Matrix& mask,
                        const TileSizes& tiles)
 {
+    //{ checks the shapes and that each block holds a row
     check_attention_shapes("tiled_attention", {.queries = queries, .keys = keys, .values = &values, .mask = &mask});
     if (tiles.query_block == 0 || tiles.key_block == 0) {
         throw std::invalid_argument(fmt::format("tiled_attention: the blocks are {} queries by {} keys; each needs "
                                                 "at least 1", tiles.query_block, tiles.key_block));
     }
+    //}
     PartialAttention state = empty_attention(queries.rows(), values.cols());
     for (std::size_t first_query = 0; first_query < queries.rows(); first_query += tiles.query_block) {
         const std::size_t last_query = std::min(first_query + tiles.query_block, queries.rows());

@@ -143,7 +143,9 @@ void absorb_block(PartialAttention& state, const Matrix& queries, const Matrix& 
 /// \param first the state over one set of keys, n rows
 /// \param second the state over another set of keys, the same n rows and d_v
 /// \return the state over both sets
-/// \throws ShapeError if the two states have different shapes
+/// \throws ShapeError if the two states have different shapes; the message names merge_attention
+///         and both shapes, e.g. "merge_attention: the first state has 4 rows and an output of 4×2,
+///         the second 3 rows and 3×2; they must cover the same query rows and d_v"
 [[nodiscard]] PartialAttention merge_attention(const PartialAttention& first, const PartialAttention& second);
 
 /// \brief A state as one table: row i is \f$ [\mu_i, \ell_i, \tilde O_{i1}, \dots, \tilde O_{i d_v}] \f$.
@@ -211,7 +213,9 @@ struct KvCache {
 /// \param key k_t
 /// \param value v_t
 /// \return o_t, 1×d_v
-/// \throws ShapeError if a shape does not fit the cache or is not one row
+/// \throws ShapeError if a shape does not fit the cache or is not one row; the message names
+///         decode_step and the shapes, e.g. "decode_step: q is 1×3, k is 1×2 and v is 1×2 but the
+///         cache holds keys of width 3 and values of width 2; each must be one row of that width"
 [[nodiscard]] Matrix decode_step(KvCache& cache, const Matrix& query, const Matrix& key, const Matrix& value);
 
 /// \brief Whether two results agree to a relative tolerance:

@@ -120,9 +120,11 @@ Matrix layer_outputs(const Projections& layer, const Matrix& embeddings)
 //> mean-loss
 double mean_loss(const Projections& layer, const std::vector<Sentence>& sentences)
 {
+    //{ checks that there is a sentence
     if (sentences.empty()) {
         throw std::invalid_argument("mean_loss: no sentences; the mean needs at least one");
     }
+    //}
     double total = 0.0;
     for (const Sentence& sentence : sentences) {
         total += sentence_loss("mean_loss", layer_outputs(layer, sentence.embeddings), layer, sentence);

@@ -113,7 +113,9 @@ struct Projections {
 /// \param learning_rate \f$ \eta \f$, the size of the step
 /// \return L before the step, the loss the gradient belongs to
 /// \throws std::invalid_argument if there are no sentences
-/// \throws ShapeError if a sentence does not fit the layer
+/// \throws ShapeError if a sentence does not fit the layer; the message names train_step and the
+///         shapes, e.g. "train_step: T is 3×3 but the outputs are 3×2; T needs one row per word and
+///         d_v columns"
 double train_step(Projections& layer, const std::vector<Sentence>& sentences, double learning_rate);
 
 /// \brief Counts the sentences a layer solves: every output within \p tolerance of its target,

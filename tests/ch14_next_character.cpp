@@ -106,6 +106,8 @@ TEST_CASE("Cross-entropy: zero logits cost ln V, and its gradient is (P - Y) / N
     const sa::CrossEntropy big = sa::cross_entropy(sa::Matrix{{1000.0, 0.0}}, {1});
     INFO("logits (1000, 0), target 1: L = 1000 + ln(1 + e^-1000) = 1000");
     CHECK_THAT(big.loss, WithinRel(1000.0, 1e-15));
+    INFO("2 rows of logits and 1 target, then a target of 3 where d_vocab = 3 (tokens 0 to 2): the API page gives "
+         "both messages");
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(2, 3), {0}), Contains("one target per row"));
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(1, 3), {3}), Contains("not below d_vocab = 3"));
 }
@@ -139,6 +141,7 @@ TEST_CASE("Embedding gradient: a scatter-add of each position's gradient into it
     CHECK(sa::embedding_backward(d_rows, tokens, 3) == sa::Matrix{{100, 1000}, {0, 0}, {3, 30}});
     const auto loss = [&](const sa::Matrix& w) { return sa::upstream_loss(sa::embed(w, tokens), d_rows); };
     check_gradient(sa::embedding_backward(d_rows, tokens, 3), sa::numeric_gradient(loss, table, 1e-5), "dW_E");
+    INFO("3 rows of dX and 2 tokens, then a token of 3 where d_vocab = 3: the API page gives both messages");
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1}, 3), Contains("one token per row"));
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 3}, 3), Contains("not below d_vocab = 3"));
 }
@@ -168,8 +171,126 @@ TEST_CASE("Adam: one step and a second against the formula of Kingma and Ba", "[
     CHECK_THAT(theta(0, 0), WithinRel(expected, 1e-14));
     CHECK_THAT(moments.first(0, 0), WithinRel(m, 1e-15));
     CHECK_THAT(moments.second(0, 0), WithinRel(v, 1e-14));
+    INFO("a gradient of another shape than θ, then step 0: Adam's bias corrections 1 − β^t need t from 1");
     CHECK_THROWS_AS(sa::adam_step(theta, sa::Matrix(1, 2), moments, 3, settings), sa::ShapeError);
     CHECK_THROWS_WITH(sa::adam_step(theta, g2, moments, 0, settings), Contains("counts its steps from 1"));
+}
+
+namespace {
+
+// One entry's move at the last of a sequence of Adam steps on its gradients, in units of α.
+double last_move(const std::vector<double>& gradients, const sa::AdamSettings& settings)
+{
+    sa::Matrix theta{{0.0}};
+    sa::AdamMoments moments = sa::zero_moments(theta);
+    double before = 0.0;
+    for (std::size_t s = 1; s <= gradients.size(); ++s) {
+        before = theta(0, 0);
+        sa::adam_step(theta, sa::Matrix{{gradients[s - 1]}}, moments, s, settings);
+    }
+    return std::abs(theta(0, 0) - before) / settings.learning_rate;
+}
+
+}  // namespace
+
+TEST_CASE("Adam's bounds: a gradient after zeros moves up to sqrt 10 alpha, and Cauchy-Schwarz bounds every move",
+          "[ch14][support]")
+{
+    const sa::AdamSettings settings{.learning_rate = 0.01, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 1e-8};
+    // Zeros, then g at step s: m = (1 − β1) g and v = (1 − β2) g², so m̂ / √v̂ is the bound, whatever g.
+    for (const std::size_t s : {std::size_t{1}, std::size_t{10}, std::size_t{598}}) {
+        std::vector<double> gradients(s, 0.0);
+        gradients.back() = -0.3;
+        const double c1 = 1.0 - std::pow(0.9, static_cast<double>(s));
+        const double c2 = 1.0 - std::pow(0.999, static_cast<double>(s));
+        const double expected = (0.1 / c1) * std::sqrt(c2 / 0.001);
+        INFO("step " << s << ": (1 - 0.9) / (1 - 0.9^s) * sqrt(1 - 0.999^s) / sqrt(1 - 0.999) = " << expected);
+        CHECK_THAT(sa::sparse_move_bound(settings, s), WithinRel(expected, 1e-14));
+        // The move itself: m̂ = 0.1 · 0.3 / c1 and √v̂ = √(0.001 · 0.09 / c2), with ε added to the latter.
+        const double root = std::sqrt(0.001 * 0.09 / c2);
+        INFO("the move is the bound times √v̂ / (√v̂ + ε), √v̂ = " << root);
+        CHECK_THAT(last_move(gradients, settings), WithinRel((0.1 * 0.3 / c1) / (root + 1e-8), 1e-12));
+        CHECK(last_move(gradients, settings) < expected);
+    }
+    INFO("step 1: m̂ = g and v̂ = g², a move of exactly α; late steps: 0.1 / sqrt(0.001) = sqrt(10)");
+    CHECK_THAT(sa::sparse_move_bound(settings, 1), WithinRel(1.0, 1e-15));
+    CHECK_THAT(sa::sparse_move_bound(settings, 100000), WithinRel(std::sqrt(10.0), 1e-12));
+    // A gradient that grows by β2/β1 every step meets the Cauchy–Schwarz bound with equality.
+    const std::size_t s = 200;
+    std::vector<double> growing(s);
+    for (std::size_t k = 1; k <= s; ++k) {
+        growing[k - 1] = std::pow(0.9 / 0.999, static_cast<double>(s - k));
+    }
+    double sum = 0.0;
+    for (std::size_t j = 0; j < s; ++j) {
+        sum += std::pow(0.81 / 0.999, static_cast<double>(j));
+    }
+    INFO("move_bound = sparse bound * sqrt(sum of (0.81/0.999)^j), j < s; long runs: sqrt(10 / (1 - 0.81/0.999))");
+    CHECK_THAT(sa::move_bound(settings, s), WithinRel(sa::sparse_move_bound(settings, s) * std::sqrt(sum), 1e-13));
+    const sa::AdamSettings no_epsilon{.learning_rate = 0.01, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 0.0};
+    INFO("with ε = 0 (no gradient is 0 here) the growing gradient's move is the bound itself");
+    CHECK_THAT(last_move(growing, no_epsilon), WithinRel(sa::move_bound(settings, s), 1e-12));
+    CHECK_THAT(sa::move_bound(settings, 100000), WithinRel(std::sqrt(10.0 / (1.0 - 0.81 / 0.999)), 1e-12));
+    // Random gradients of any signs and sizes stay inside it at every step.
+    sa::SplitMix64 generator(36);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<double> gradients;
+        for (std::size_t k = 1; k <= 40; ++k) {
+            gradients.push_back(generator.unit_variance() * std::pow(10.0, generator.unit_variance()));
+            INFO("trial " << trial << ", step " << k);
+            CHECK(last_move(gradients, settings) <= sa::move_bound(settings, k) * (1.0 + 1e-12));
+        }
+    }
+    CHECK_THROWS_WITH(sa::sparse_move_bound(settings, 0), Contains("counts its steps from 1"));
+}
+
+TEST_CASE("A step's moves: the largest in units of alpha, where it is, and how many exceed alpha", "[ch14][support]")
+{
+    sa::SplitMix64 generator(14);
+    const sa::ModelShape shape{3, 4, 2, 1, 4};
+    sa::LanguageModel before = sa::random_model(shape, generator);
+    before.embedding(1, 2) = 1.0;
+    before.layers[0].w_out(3, 0) = -2.0;
+    before.unembedding(0, 1) = 0.5;
+    sa::LanguageModel after = before;
+    // With α = 0.25 every move below is exact in binary: 0.5 is 2 α, 0.25 is α, which does not count as above.
+    after.embedding(1, 2) = 1.5;
+    after.layers[0].w_out(3, 0) = -2.5;
+    after.unembedding(0, 1) = 0.75;
+    const sa::StepMoves moves = sa::step_moves(before, after, 0.25);
+    INFO("two entries moved 2 α; the first, in the order of parameters(), is the embedding's (1, 2)");
+    CHECK(moves.largest == 2.0);
+    CHECK(moves.parameter == 0);
+    CHECK(moves.row == 1);
+    CHECK(moves.column == 2);
+    CHECK(moves.above_alpha == 2);
+    // The first Adam step moves each entry by α |g| / (|g| + ε), just below α.
+    const std::string text = "abaabbabaaabbbab";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model({2, 4, 2, 1, 8}, generator), {.learning_rate = 0.01});
+    const sa::LanguageModel start = trainer.model;
+    (void)sa::training_step(trainer, sa::random_batch(sa::encode(vocabulary, text), 2, 8, generator));
+    const sa::StepMoves first = sa::step_moves(start, trainer.model, 0.01);
+    INFO("step 1: the largest move is |g| / (|g| + 1e-8) α, within 1e-6 of α, and none exceeds α");
+    CHECK(first.largest <= 1.0);
+    CHECK(first.largest > 1.0 - 1e-6);
+    CHECK(first.above_alpha == 0);
+    CHECK_THROWS_AS(sa::step_moves(before, sa::random_model({3, 4, 2, 2, 4}, generator), 0.25), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::step_moves(before, after, 0.0), Contains("must be above 0"));
+}
+
+TEST_CASE("The parameter count: V d + 4 d^2 per layer + d V", "[ch14][support]")
+{
+    INFO("V = 63, d = 64, one layer: 63 * 64 + 4 * 64 * 64 + 64 * 63 = 4032 + 16384 + 4032 = 24448");
+    CHECK(sa::parameter_count({63, 64, 4, 1, 64}) == 24448);
+    sa::SplitMix64 generator(2);
+    sa::LanguageModel model = sa::random_model({5, 8, 2, 3, 4}, generator);
+    std::size_t entries = 0;
+    for (const sa::Matrix* matrix : sa::parameters(model)) {
+        entries += matrix->rows() * matrix->cols();
+    }
+    INFO("three layers: the entries of every matrix parameters() hands out");
+    CHECK(sa::parameter_count(model.shape) == entries);
 }
 
 TEST_CASE("Multi-head backward agrees with central differences, with a causal mask", "[ch14]")
@@ -289,8 +410,57 @@ TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14][s
                WithinRel(-(std::log(0.6) + std::log(0.4)) / 2.0, 1e-15));
     // Trigram: training triples aaa, aab; count(a, a) = 2 as a context. P(b | a, a) = (1+1)/(2+2) = 1/2.
     INFO("trigram: P(b | aa) = (1 + 1) / (2 + 2)");
-    CHECK_THAT(sa::trigram_loss(sa::encode(vocabulary, "aaab"), held_out, {2}, 2), WithinRel(std::log(2.0), 1e-15));
+    const sa::NgramCounts trigrams = sa::count_ngrams(sa::encode(vocabulary, "aaab"), 3, 2);
+    CHECK_THAT(sa::ngram_loss(trigrams, held_out, {2}), WithinRel(std::log(2.0), 1e-15));
     CHECK_THROWS_WITH(sa::bigram_loss(counts, held_out, {0}), Contains("no previous character"));
+}
+
+TEST_CASE("Counted n-grams of every order on a tiny text, worked by hand", "[ch14][support]")
+{
+    // Training "abaab" (a = 0, b = 1), held-out "aabab". Each order's counts, by hand:
+    //   n = 1: a 3 times, b 2 times, 5 in all: P(a) = (3+1)/(5+2) = 4/7, P(b) = (2+1)/(5+2) = 3/7.
+    //   n = 3: triples aba, baa, aab: each context ab, ba, aa seen once, followed by a, a, b.
+    //   n = 5: the one 5-gram abaab, context abaa.
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("ab");
+    const std::vector<std::size_t> training = sa::encode(vocabulary, "abaab");
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "aabab");
+    const sa::NgramCounts unigrams = sa::count_ngrams(training, 1, 2);
+    INFO("unigram on a a b a b: -(3 ln 4/7 + 2 ln 3/7) / 5");
+    CHECK_THAT(sa::ngram_probability(unigrams, held_out, 0), WithinRel(4.0 / 7.0, 1e-15));
+    CHECK_THAT(sa::ngram_loss(unigrams, held_out, {0, 1, 2, 3, 4}),
+               WithinRel(-(3.0 * std::log(4.0 / 7.0) + 2.0 * std::log(3.0 / 7.0)) / 5.0, 1e-15));
+    const sa::NgramCounts trigrams = sa::count_ngrams(training, 3, 2);
+    INFO("trigram at 2, 3, 4: P(b | aa) = (1+1)/(1+2), P(a | ab) = 2/3, P(b | ba) = (0+1)/(1+2)");
+    CHECK_THAT(sa::ngram_probability(trigrams, held_out, 4), WithinRel(1.0 / 3.0, 1e-15));
+    CHECK_THAT(sa::ngram_loss(trigrams, held_out, {2, 3, 4}),
+               WithinRel(-(2.0 * std::log(2.0 / 3.0) + std::log(1.0 / 3.0)) / 3.0, 1e-15));
+    const sa::NgramCounts fivegrams = sa::count_ngrams(training, 5, 2);
+    INFO("5-gram: the context aaba of position 4 never occurred in training, so P = (0+1)/(0+2) = 1/2");
+    CHECK_THAT(sa::ngram_loss(fivegrams, held_out, {4}), WithinRel(std::log(2.0), 1e-15));
+    INFO("5-gram on the training text itself: P(b | abaa) = (1+1)/(1+2)");
+    CHECK_THAT(sa::ngram_probability(fivegrams, training, 4), WithinRel(2.0 / 3.0, 1e-15));
+    INFO("an order n predicts only positions with n - 1 tokens before them");
+    CHECK(sa::positions_with_context({1, 2, 3, 4}, 5) == std::vector<std::size_t>{4});
+    CHECK(sa::positions_with_context({0, 1}, 1) == std::vector<std::size_t>{0, 1});
+    CHECK_THROWS_WITH(sa::ngram_loss(fivegrams, held_out, {3}), Contains("position 3 does not have the 4 tokens"));
+    CHECK_THROWS_WITH(sa::ngram_loss(trigrams, held_out, {5}), Contains("position 5"));
+    CHECK_THROWS_WITH(sa::ngram_loss(trigrams, held_out, {}), Contains("no position to predict"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 0, 2), Contains("order 0"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 2, 1), Contains("token 1 at position 1 is not below V = 1"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 9, 256), Contains("does not fit in 64 bits"));
+}
+
+TEST_CASE("Counted n-grams of order 2 are the bigram, to the last bit", "[ch14][support]")
+{
+    // The same sums of the same counts, (count(a, b) + 1) / (count(a) + V), in the same order.
+    const std::string text = "In the beginning God created the heaven and the earth.\nAnd the earth was without form";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    const std::size_t v = vocabulary.characters.size();
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "the earth was without God");
+    const std::vector<std::size_t> targets = sa::all_targets(held_out.size());
+    CHECK(sa::ngram_loss(sa::count_ngrams(tokens, 2, v), held_out, targets) ==
+          sa::bigram_loss(sa::count_bigrams(tokens, v), held_out, targets));
 }
 
 TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[ch14][support]")
@@ -305,8 +475,13 @@ TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[
     CHECK(split.training.size() == 9 * 6);
     CHECK_THROWS_WITH(sa::check_plain_text("", "--text e"), Contains("--text e: the file is empty"));
     CHECK_THROWS_WITH(sa::check_plain_text(std::string("ab\ncd\0", 6), "--text b"),
-                      Contains("byte 0x00 on line 2 is not text"));
-    CHECK_THROWS_WITH(sa::check_plain_text("caf\xc3\xa9", "--text u"), Contains("byte 0xc3 on line 1 is not text"));
+                      Contains("byte 0x00 on line 2 is not plain ASCII"));
+    INFO("é in UTF-8 is the bytes 0xC3 0xA9: the first is named by its code, which a terminal shows, and the "
+         "message says what the model reads");
+    CHECK_THROWS_WITH(sa::check_plain_text("caf\xc3\xa9", "--text u"),
+                      Contains("--text u: byte 0xC3 on line 1 is not plain ASCII; the model reads ASCII text only"));
+    CHECK_THROWS_WITH(sa::check_ascii("a\nb\ncaf\xc3\xa9", "--prompt"), Contains("--prompt: byte 0xC3 on line 3"));
+    CHECK_NOTHROW(sa::check_ascii("", "--prompt"));
     CHECK_THROWS_WITH(sa::split_every_tenth_line("one\ntwo\n", "--text s"),
                       Contains("the text has 2 lines; it needs at least 10"));
     CHECK_THROWS_WITH(sa::split_every_tenth_line("aaaa", "--text a"),
@@ -867,11 +1042,128 @@ std::string three(double value)
 }
 
 struct ByteCounts {
+    std::array<double, 256> singles{};  // every byte of the text, for the unigram
     std::vector<double> pairs = std::vector<double>(256 * 256, 0.0);
     std::vector<double> triples = std::vector<double>(256 * 256 * 256, 0.0);
     std::array<double, 256> firsts{};
     std::array<double, 65536> pair_firsts{};
 };
+
+// The mean loss of a counted n-gram of order 4 or more on the held-out bytes at the given
+// positions, counted straight from the bytes: only the contexts those positions need are kept,
+// each as the number its n − 1 bytes spell in base 256.
+double long_ngram_loss(const std::string& training, const std::string& held_out,
+                       const std::vector<std::size_t>& positions, std::size_t order, double v)
+{
+    const auto key = [order](const std::string& text, std::size_t j) {
+        std::uint64_t k = 0;
+        for (std::size_t i = j + 1 - order; i < j; ++i) {
+            k = k * 256U + static_cast<unsigned char>(text[i]);
+        }
+        return k;
+    };
+    std::map<std::uint64_t, std::array<double, 257>> followers;  // entry 256: the context's total
+    for (const std::size_t j : positions) {
+        followers[key(held_out, j)] = {};
+    }
+    for (std::size_t j = order - 1; j < training.size(); ++j) {
+        const auto found = followers.find(key(training, j));
+        if (found != followers.end()) {
+            found->second[static_cast<unsigned char>(training[j])] += 1.0;
+            found->second[256] += 1.0;
+        }
+    }
+    double sum = 0.0;
+    for (const std::size_t j : positions) {
+        const std::array<double, 257>& counts = followers.at(key(held_out, j));
+        sum -= std::log((counts[static_cast<unsigned char>(held_out[j])] + 1.0) / (counts[256] + v));
+    }
+    return sum / static_cast<double>(positions.size());
+}
+
+}  // namespace
+
+namespace {
+
+// The chapter's run again, step by step as its program takes them (the seed's generator draws the
+// model, then each step's batch), with every entry's move compared here, entry by entry: the
+// largest move in units of α, its step, matrix, row and column, and the count of moves above α.
+struct RunMoves {
+    double largest = 0.0;
+    std::size_t step = 0;
+    std::size_t matrix = 0;
+    std::size_t row = 0;
+    std::size_t column = 0;
+    std::size_t above = 0;
+    sa::LanguageModel model;
+};
+
+RunMoves train_again(const std::vector<std::size_t>& training, std::size_t v)
+{
+    sa::SplitMix64 generator(2017);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model({v, 64, 4, 1, 64}, generator), {.learning_rate = 0.01});
+    RunMoves moves;
+    for (std::size_t step = 1; step <= 600; ++step) {
+        sa::LanguageModel before = trainer.model;
+        (void)sa::training_step(trainer, sa::random_batch(training, 16, 64, generator));
+        const std::vector<sa::Matrix*> olds = sa::parameters(before);
+        const std::vector<sa::Matrix*> news = sa::parameters(trainer.model);
+        for (std::size_t m = 0; m < olds.size(); ++m) {
+            for (std::size_t r = 0; r < olds[m]->rows(); ++r) {
+                for (std::size_t c = 0; c < olds[m]->cols(); ++c) {
+                    const double move = std::abs((*news[m])(r, c) - (*olds[m])(r, c)) / 0.01;
+                    moves.above += move > 1.0 ? 1 : 0;
+                    if (move > moves.largest) {
+                        moves = {move, step, m, r, c, moves.above, {}};
+                    }
+                }
+            }
+        }
+    }
+    moves.model = trainer.model;
+    return moves;
+}
+
+// Adam's printed moves: the bounds from β1 = 0.9 and β2 = 0.999 at the printed step, and the largest
+// move and the count above α from the run trained again.
+void check_printed_moves(const std::string& output, double v, const std::vector<std::size_t>& training,
+                         const std::string& characters, const sa::LanguageModel& saved)
+{
+    const double d = 64.0;
+    INFO("parameters: V d (W_E) + 4 d^2 (W_Q, W_K, W_V, W_O) + d V (W_U) = " << 2 * v * d + 4 * d * d);
+    CHECK_THAT(output, Contains(fmt::format("Parameters: {} = ", 2 * v * d + 4 * d * d)));
+    std::smatch match;
+    REQUIRE(std::regex_search(output, match, std::regex("one step: ([0-9.]+) α, at step s = ([0-9]+) in ")));
+    const double largest = std::stod(match[1].str());
+    const double s = std::stod(match[2].str());
+    const double sparse = 0.1 / (1.0 - std::pow(0.9, s)) * std::sqrt((1.0 - std::pow(0.999, s)) / 0.001);
+    double sum = 0.0;
+    for (double j = 0.0; j < s; j += 1.0) {
+        sum += std::pow(0.81 / 0.999, j);
+    }
+    INFO("at step " << s << ": after zeros (1 - 0.9)/(1 - 0.9^s) sqrt((1 - 0.999^s)/0.001) = " << sparse
+                    << "; for any gradients, times sqrt(sum of (0.81/0.999)^j) = " << sparse * std::sqrt(sum));
+    CHECK(printed_after(output, "was 0 at every earlier step: ") == three(sparse));
+    CHECK(printed_after(output, "α (1 - β1)/√(1 - β2) = ") == three(0.1 / std::sqrt(0.001)));
+    CHECK(printed_after(output, "for any gradients: ") == three(sparse * std::sqrt(sum)));
+    CHECK(largest <= sparse * std::sqrt(sum));
+    const RunMoves again = train_again(training, static_cast<std::size_t>(v));
+    sa::LanguageModel trained = again.model;
+    sa::LanguageModel read = saved;
+    INFO("the run trained again ends on the saved model, bit for bit");
+    for (std::size_t m = 0; m < sa::parameters(trained).size(); ++m) {
+        CHECK(sa::identical(*sa::parameters(trained)[m], *sa::parameters(read)[m]));
+    }
+    INFO("the largest move of the run trained again: " << again.largest << " α at step " << again.step);
+    CHECK(three(largest) == three(again.largest));
+    CHECK(static_cast<std::size_t>(s) == again.step);
+    REQUIRE(again.matrix == 0);  // the row of a rare character of W_E, as the prose says
+    CHECK_THAT(output, Contains(fmt::format("in embedding ({}, {}), the row of '{}'", again.row, again.column,
+                                            characters.at(again.row))));
+    INFO("entry-steps: 600 steps of " << 2 * v * d + 4 * d * d << " entries each");
+    CHECK_THAT(output, Contains(fmt::format("; {} of the {} entry-steps moved more than α", again.above,
+                                            600 * (2 * v * d + 4 * d * d))));
+}
 
 }  // namespace
 
@@ -899,9 +1191,11 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "ln d_vocab = ") == three(std::log(v)));
     // The n-grams, counted over bytes straight from the files.
     ByteCounts counts;
+    counts.singles[static_cast<unsigned char>(training[0])] += 1.0;
     for (std::size_t j = 1; j < training.size(); ++j) {
         const auto a = static_cast<unsigned char>(training[j - 1]);
         const auto b = static_cast<unsigned char>(training[j]);
+        counts.singles[b] += 1.0;
         counts.pairs[a * 256U + b] += 1.0;
         counts.firsts[a] += 1.0;
         if (j >= 2) {
@@ -925,11 +1219,16 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     double bigram_sum = 0.0;
     double trigram_sum = 0.0;
     double trigram_count = 0.0;
+    double unigram_sum = 0.0;
     std::vector<std::size_t> starts;
+    std::vector<std::size_t> measured;
     for (std::size_t w = 0; w < 128; ++w) {
         starts.push_back(w * (held_out.size() - 65) / 127);
         for (std::size_t i = 0; i < 64; ++i) {
             const std::size_t j = starts.back() + i + 1;
+            measured.push_back(j);
+            unigram_sum -= std::log((counts.singles[static_cast<unsigned char>(held_out[j])] + 1.0) /
+                                    (static_cast<double>(training.size()) + v));
             bigram_sum += bigram(j);
             if (j >= 2) {
                 const auto z = static_cast<unsigned char>(held_out[j - 2]);
@@ -946,6 +1245,27 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "counted trigram  ") == three(trigram_sum / trigram_count));
     CHECK(printed_after(output, "counted trigram  " + three(trigram_sum / trigram_count) + " (") ==
           three(trigram_sum / trigram_count / std::log(2.0)));
+    INFO("the first window starts at 0: its first prediction, position 1, has one character before it, not two");
+    CHECK(trigram_count == 8191.0);
+    CHECK_THAT(output, Contains(fmt::format("counted trigram  {} ({}), 8191 predictions", three(trigram_sum / 8191.0),
+                                            three(trigram_sum / 8191.0 / std::log(2.0)))));
+    INFO("unigram: mean of -ln (count(b) + 1) / (n + V) over the 8192 measured characters, n the training length");
+    CHECK(printed_after(output, "counted unigram  ") == three(unigram_sum / 8192.0));
+    // Orders 4 and 5 predict the measured positions with 3 and 4 characters before them: the first
+    // window loses its first 2 and 3 predictions.
+    for (const std::size_t order : {std::size_t{4}, std::size_t{5}}) {
+        std::vector<std::size_t> positions;
+        for (const std::size_t j : measured) {
+            if (j + 1 >= order) {
+                positions.push_back(j);
+            }
+        }
+        INFO("order " << order << ": (count(context, b) + 1) / (count(context) + V), counted from the bytes");
+        CHECK(positions.size() == 8192 + 2 - order);
+        const double loss = long_ngram_loss(training, held_out, positions, order, v);
+        CHECK_THAT(output, Contains(fmt::format("counted {}-gram   {} ({}), {} predictions", order, three(loss),
+                                                three(loss / std::log(2.0)), positions.size())));
+    }
     // The trained model, read from the file the run saved, through the Eigen forward pass above.
     const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH14_MODEL));
     const sa::Vocabulary vocabulary = sa::make_vocabulary(training);
@@ -963,6 +1283,8 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "one layer        ") == three(model));
     CHECK(printed_after(output, "one layer        " + three(model) + " (") == three(model / std::log(2.0)));
     CHECK(printed_after(output, "Bigram minus model: ") == three(bigram_measured - model));
+    INFO("perplexity: e to the model's loss in nats");
+    CHECK(printed_after(output, "perplexity, e^L: ") == three(std::exp(model)));
     CHECK(bigram_measured - model >= 0.30);
     CHECK_THAT(sa::evaluate(saved.model, sa::even_batch(tokens, 128, 64)), WithinRel(model, 1e-12));
     // The untrained model: drawn again from the seed in the documented order, measured the same way.
@@ -977,4 +1299,5 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     }
     INFO("step 0: the random start's loss, close to ln d_vocab because W_U starts small");
     CHECK(printed_after(output, "      0  ") == three(start_sum / 8192.0));
+    check_printed_moves(output, v, sa::encode(vocabulary, training), vocabulary.characters, saved.model);
 }

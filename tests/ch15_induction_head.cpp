@@ -2,6 +2,7 @@
 // answers, the ablation, the repeated letters, the training mix and the chapter's run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -10,12 +11,14 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "char_text.hpp"
 #include "circuits.hpp"
+#include "copying.hpp"
 #include "cross_entropy.hpp"
 #include "dense.hpp"
 #include "embedding.hpp"
@@ -90,6 +93,23 @@ TEST_CASE("Previous-token score: 1 for a perfect previous-token head, the mean o
     CHECK(sa::previous_token_score(uniform_head(2)) == 0.5);
     CHECK_THROWS_AS(sa::previous_token_score(sa::Matrix(1, 1)), std::invalid_argument);
     CHECK_THROWS_AS(sa::previous_token_score(sa::Matrix(3, 2)), std::invalid_argument);
+}
+
+TEST_CASE("Offset score: 1 for a head that looks k back, the previous-token score at k = 1", "[ch15]")
+{
+    for (const std::size_t k : {1U, 2U, 3U}) {
+        INFO("every row i >= " << k << " puts weight 1 on i - " << k);
+        const sa::Matrix back = one_hot_head(10, [k](std::size_t i) { return i < k ? std::size_t{0} : i - k; });
+        CHECK(sa::offset_score(back, k) == 1.0);
+        INFO("... and nothing on i - " << k + 1);
+        CHECK(sa::offset_score(back, k + 1) == 0.0);
+    }
+    const sa::Matrix uniform = uniform_head(5);
+    INFO("uniform, k = 2: rows 2, 3, 4 give 1/3, 1/4, 1/5 on i - 2");
+    CHECK_THAT(sa::offset_score(uniform, 2), WithinAbs((1.0 / 3 + 1.0 / 4 + 1.0 / 5) / 3.0, 1e-15));
+    CHECK(sa::offset_score(uniform, 1) == sa::previous_token_score(uniform));
+    CHECK_THROWS_WITH(sa::offset_score(uniform, 0), Contains("an offset from 1 to rows − 1"));
+    CHECK_THROWS_WITH(sa::offset_score(uniform, 5), Contains("an offset from 1 to rows − 1"));
 }
 
 TEST_CASE("Induction score: 1 for a perfect induction head, 0 for a previous-token head, the uniform mean",
@@ -271,6 +291,48 @@ TEST_CASE("The training mix: every fourth window is letters cycled with a drawn 
                     std::invalid_argument);  // 33 letters cannot give 40 distinct ones
 }
 
+TEST_CASE("Repeated text: a span of the text at a drawn start, cycled, in every other window of the copying mix",
+          "[ch15]")
+{
+    std::vector<std::size_t> text;
+    for (std::size_t i = 0; i < 300; ++i) {
+        text.push_back((i * i + 3 * i) % 11);
+    }
+    sa::SplitMix64 a(5);
+    sa::SplitMix64 b(5);
+    const std::vector<std::size_t> cycle = sa::cycled_text(text, 7, 20, a);
+    const std::size_t start = b.next() % (300 - 7);
+    for (std::size_t i = 0; i < 20; ++i) {
+        INFO("token " << i << " is the text's token start + " << i % 7 << ", start = next() mod (300 - 7)");
+        CHECK(cycle[i] == text[start + i % 7]);
+    }
+    CHECK_THROWS_WITH(sa::cycled_text(text, 0, 20, a), Contains("expected at least 1"));
+    CHECK_THROWS_WITH(sa::cycled_text(text, 300, 20, a), Contains("fewer than the text has"));
+    INFO("the mix with repeated text: windows 1, 3, 5 are spans of the text, the others random_batch() windows; "
+         "no letters are needed");
+    const sa::LetterMix mix{.every = 2, .shortest = 4, .longest = 9, .repeated = sa::Repeated::text};
+    sa::SplitMix64 c(9);
+    sa::SplitMix64 d(9);
+    const sa::Batch mixed = sa::mixed_batch(text, {}, 6, 32, mix, c);
+    for (std::size_t w = 0; w < 6; ++w) {
+        if (w % 2 == 0) {
+            const std::size_t from = d.next() % (300 - 32);
+            CHECK(std::equal(text.begin() + static_cast<std::ptrdiff_t>(from),
+                             text.begin() + static_cast<std::ptrdiff_t>(from + 32), mixed.inputs.begin() +
+                             static_cast<std::ptrdiff_t>(w * 32)));
+            continue;
+        }
+        const std::size_t period = 4 + d.next() % 6;
+        const std::vector<std::size_t> repeat = sa::cycled_text(text, period, 33, d);
+        INFO("window " << w << ": period " << period << ", draw for draw as documented");
+        for (std::size_t i = 0; i < 32; ++i) {
+            CHECK(mixed.inputs[w * 32 + i] == repeat[i]);
+            CHECK(mixed.targets[w * 32 + i] == repeat[i + 1]);
+        }
+    }
+    CHECK(c.next() == d.next());
+}
+
 TEST_CASE("The scores read the forward pass's weights: trace_attention is head_attention, copy losses by hand",
           "[ch15]")
 {
@@ -351,6 +413,167 @@ std::string verdict(bool met)
 
 }  // namespace
 
+TEST_CASE("The prefix table counted by hand on one window: matches, positions matched, copies right",
+          "[ch15]")
+{
+    // Inputs a b a b a c, targets (the next characters) b a b a c a.
+    const sa::Batch batch{{0, 1, 0, 1, 0, 2}, {1, 0, 1, 0, 2, 0}, 6};
+    INFO("one character: i = 2 matches j = 0 (t_0 = b = t_2, right); i = 3 matches j = 1 (t_1 = a = t_3, right); "
+         "i = 4 matches j = 0 and j = 2, both followed by b where c comes: 4 matches over 6 positions, 3 matched, "
+         "right (1 + 1 + 0) / 3");
+    const sa::PrefixMatches one = sa::prefix_matches(batch, 0, 1);
+    CHECK_THAT(one.matches_per_position, WithinAbs(4.0 / 6.0, 1e-15));
+    CHECK_THAT(one.share_matched, WithinAbs(3.0 / 6.0, 1e-15));
+    CHECK_THAT(one.share_right, WithinAbs(2.0 / 3.0, 1e-15));
+    INFO("two characters: 'a b' at i = 3 matches j = 1 (right), 'b a' at i = 4 matches j = 2 (wrong); i = 2 "
+         "('b a') has no earlier 'b a' ending before it");
+    const sa::PrefixMatches two = sa::prefix_matches(batch, 0, 2);
+    CHECK_THAT(two.matches_per_position, WithinAbs(2.0 / 6.0, 1e-15));
+    CHECK_THAT(two.share_matched, WithinAbs(2.0 / 6.0, 1e-15));
+    CHECK_THAT(two.share_right, WithinAbs(0.5, 1e-15));
+    INFO("from position 3 on: positions 3, 4, 5; one character: 1 + 2 + 0 matches, 2 matched, right (1 + 0) / 2");
+    const sa::PrefixMatches later = sa::prefix_matches(batch, 3, 1);
+    CHECK_THAT(later.matches_per_position, WithinAbs(1.0, 1e-15));
+    CHECK_THAT(later.share_matched, WithinAbs(2.0 / 3.0, 1e-15));
+    CHECK_THAT(later.share_right, WithinAbs(0.5, 1e-15));
+    INFO("three characters: 'a b a' ending at 4 matches 'a b a' ending at 2, followed by b where c comes");
+    const sa::PrefixMatches three = sa::prefix_matches(batch, 0, 3);
+    CHECK_THAT(three.matches_per_position, WithinAbs(1.0 / 6.0, 1e-15));
+    CHECK_THAT(three.share_matched, WithinAbs(1.0 / 6.0, 1e-15));
+    CHECK(three.share_right == 0.0);
+    INFO("four characters never repeat here");
+    CHECK(sa::prefix_matches(batch, 0, 4).share_matched == 0.0);
+    CHECK_THROWS_WITH(sa::prefix_matches(batch, 0, 0), Contains("a prefix of at least 1"));
+    CHECK_THROWS_WITH(sa::prefix_matches(batch, 6, 1), Contains("a position below the window"));
+}
+
+TEST_CASE("Copied spans: four draws a window, the copy equals the first occurrence, the rest is the text",
+          "[ch15]")
+{
+    std::vector<std::size_t> text;
+    for (std::size_t i = 0; i < 500; ++i) {
+        text.push_back((i * 13 + i / 7) % 50);
+    }
+    sa::SplitMix64 generator(7);
+    const sa::CopiedSpans spans = sa::copied_spans(text, 20, 64, 8, 24, generator);
+    sa::SplitMix64 again(7);
+    REQUIRE(spans.batch.inputs.size() == 20 * 64);
+    for (std::size_t w = 0; w < 20; ++w) {
+        const std::size_t start = again.next() % (text.size() - 64);
+        const std::size_t length = 8 + again.next() % 17;
+        const std::size_t from = again.next() % (64 - 2 * length + 1);
+        const std::size_t to = from + length + again.next() % (64 - from - 2 * length + 1);
+        INFO("window " << w << ": the draws of the documented formula, in order");
+        CHECK(spans.length[w] == length);
+        CHECK(spans.first[w] == from);
+        CHECK(spans.second[w] == to);
+        CHECK(to + length <= 64);
+        for (std::size_t p = 0; p <= 64; ++p) {
+            const bool copied = p >= to && p < to + length;
+            const std::size_t expected = copied ? text[start + from + (p - to)] : text[start + p];
+            const std::size_t got = p < 64 ? spans.batch.inputs[w * 64 + p] : spans.batch.targets[w * 64 + 63];
+            INFO("position " << p << (copied ? ": the copy" : ": the text"));
+            CHECK(got == expected);
+            if (p > 0) {
+                CHECK(spans.batch.targets[w * 64 + p - 1] == expected);
+            }
+        }
+    }
+    CHECK_THROWS_WITH(sa::copied_spans(text, 1, 64, 8, 33, generator), Contains("longest ≤ window / 2"));
+    CHECK_THROWS_WITH(sa::copied_spans(text, 1, 64, 0, 8, generator), Contains("1 ≤ shortest"));
+    CHECK_THROWS_WITH(sa::copied_spans(std::vector<std::size_t>(65, 1), 1, 64, 8, 24, generator),
+                      Contains("longer than a window"));
+}
+
+TEST_CASE("Span losses: the rows before span characters skip to length - 1, at both places", "[ch15]")
+{
+    sa::CopiedSpans spans{{std::vector<std::size_t>(20, 0), std::vector<std::size_t>(20, 0), 10}, {1, 0}, {5, 4},
+                          {4, 3}};
+    std::vector<double> losses;
+    for (std::size_t r = 0; r < 20; ++r) {
+        losses.push_back(static_cast<double>(r));  // the loss of row r is r
+    }
+    INFO("skip 1: window 0 predicts span characters 1 to 3 from rows 1+0 … 1+2 (first) and 5+0 … 5+2 (copy); "
+         "window 1 characters 1 to 2 from rows 10+0, 10+1 and 10+4, 10+5");
+    const sa::SpanLosses one = sa::span_losses(losses, spans, 1);
+    CHECK_THAT(one.first, WithinAbs((1.0 + 2.0 + 3.0 + 10.0 + 11.0) / 5.0, 1e-15));
+    CHECK_THAT(one.second, WithinAbs((5.0 + 6.0 + 7.0 + 14.0 + 15.0) / 5.0, 1e-15));
+    INFO("skip 3: only window 0's last character, from rows 1+2 and 5+2");
+    const sa::SpanLosses three = sa::span_losses(losses, spans, 3);
+    CHECK(three.first == 3.0);
+    CHECK(three.second == 7.0);
+    CHECK_THROWS_WITH(sa::span_losses(losses, spans, 4), Contains("leaves none to measure"));
+    CHECK_THROWS_WITH(sa::span_losses(losses, spans, 0), Contains("1 ≤ skip"));
+    CHECK_THROWS_WITH(sa::span_losses({1.0}, spans, 1), Contains("expected one per row"));
+}
+
+TEST_CASE("Span attention reads the head's weights: the source, and the places after other occurrences",
+          "[ch15]")
+{
+    const sa::LanguageModel model = small_model(2);
+    // One window of 12: 3 5 3 7 1 2 | 9 3 7 1 2 4; the span 3 7 1 2 starts at 2, its copy at 7.
+    const std::vector<std::size_t> tokens{3, 5, 3, 7, 1, 2, 9, 3, 7, 1, 2, 4};
+    sa::CopiedSpans spans{{tokens, std::vector<std::size_t>(12, 0), 12}, {2}, {7}, {4}};
+    const sa::ForwardTrace trace = sa::forward(model, tokens, 12);
+    for (std::size_t layer = 0; layer < 2; ++layer) {
+        for (std::size_t head = 0; head < 2; ++head) {
+            const sa::Matrix a = sa::head_attention(model, layer, tokens)[head];
+            INFO("layer " << layer << " head " << head << ", skip 1: rows 7, 8, 9 read 3, 7, 1 and copy from 3, "
+                 "4, 5; row 7's character 3 also occurs at 0 (its next place 1) besides 2; 7 and 1 have no other");
+            const sa::SpanAttention seen = sa::span_attention(trace.layers[layer], 2, spans, head, 1);
+            CHECK_THAT(seen.on_source, WithinAbs((a(7, 3) + a(8, 4) + a(9, 5)) / 3.0, 1e-12));
+            CHECK_THAT(seen.on_other, WithinAbs(a(7, 1) / 3.0, 1e-12));
+            CHECK_THAT(seen.other_places, WithinAbs(1.0 / 3.0, 1e-15));
+        }
+    }
+    CHECK_THROWS_WITH(sa::span_attention(trace.layers[0], 2, spans, 2, 1), Contains("expected a head below h"));
+    CHECK_THROWS_WITH(sa::span_attention(sa::forward(model, {1, 2}, 12).layers[0], 2, spans, 0, 1),
+                      Contains("a trace of 2 rows for 12 inputs"));
+}
+
+TEST_CASE("Path ablation: a silent head changes nothing, and without it in the values layer 1 looks where it looked",
+          "[ch15]")
+{
+    const sa::LanguageModel model = small_model(2);
+    const std::vector<std::size_t> tokens = small_tokens(24);  // two windows of 12
+    const sa::ForwardTrace whole = sa::forward(model, tokens, 12);
+    sa::LanguageModel silent = model;
+    for (std::size_t r = 4; r < 8; ++r) {  // head 1 of layer 0 owns rows 4 … 7 of W_O (d = 8, h = 2)
+        for (std::size_t c = 0; c < 8; ++c) {
+            silent.layers[0].w_out(r, c) = 0.0;
+        }
+    }
+    const sa::ForwardTrace silent_whole = sa::forward(silent, tokens, 12);
+    for (const sa::Path path : {sa::Path::query, sa::Path::key, sa::Path::value}) {
+        INFO("a head that writes nothing is not in the stream: removing it from any path changes nothing, and the "
+             "changed layer, computed from chapters 9 and 10's steps, equals layer_forward() up to rounding");
+        const sa::ForwardTrace cut = sa::path_ablated_forward(silent, tokens, 12, {0, 1}, path);
+        CHECK(sa::largest_difference(cut.logits, silent_whole.logits) < 1e-12);
+        CHECK(sa::largest_difference(cut.stream, silent_whole.stream) < 1e-12);
+    }
+    const sa::ForwardTrace values = sa::path_ablated_forward(model, tokens, 12, {0, 1}, sa::Path::value);
+    const sa::ForwardTrace keys = sa::path_ablated_forward(model, tokens, 12, {0, 1}, sa::Path::key);
+    const sa::ForwardTrace queries = sa::path_ablated_forward(model, tokens, 12, {0, 1}, sa::Path::query);
+    for (std::size_t w = 0; w < 2; ++w) {
+        for (std::size_t h = 0; h < 2; ++h) {
+            const sa::Matrix looked = sa::trace_attention(whole.layers[1], 2, 12, w)[h];
+            INFO("window " << w << " head " << h << ": the values do not decide where a head looks");
+            CHECK(sa::largest_difference(sa::trace_attention(values.layers[1], 2, 12, w)[h], looked) < 1e-12);
+            INFO("the keys and the queries do: without head 1's output the weights move");
+            CHECK(sa::largest_difference(sa::trace_attention(keys.layers[1], 2, 12, w)[h], looked) > 1e-6);
+            CHECK(sa::largest_difference(sa::trace_attention(queries.layers[1], 2, 12, w)[h], looked) > 1e-6);
+        }
+    }
+    INFO("layer 0 runs as in forward(): its weights are the same bits");
+    CHECK(keys.layers[0].weights == whole.layers[0].weights);
+    INFO("removed from the values, the head's output still reaches the logits through the residual and the keys");
+    CHECK(sa::largest_difference(values.logits, whole.logits) > 1e-6);
+    CHECK_THROWS_WITH(sa::path_ablated_forward(model, tokens, 12, {1, 0}, sa::Path::key),
+                      Contains("must not be the last"));
+    CHECK_THROWS_WITH(sa::path_ablated_forward(model, small_tokens(20), 12, {0, 0}, sa::Path::key),
+                      Contains("whole windows"));
+}
+
 TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
 {
     const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
@@ -371,8 +594,15 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     const sa::CopyScores whole = sa::copy_scores(model, test, nullptr);
     CHECK_THAT(output, Contains("layer 1" + row(whole.induction[1])));
     CHECK_THAT(output, Contains("layer 0" + row(whole.induction[0])));
-    CHECK_THAT(output, Contains("each new): " + three(whole.first_copy_loss) + " nats; ln 32 = " +
-                                three(std::log(32.0))));
+    double floor = 0.0;
+    for (std::size_t k = 1; k <= 31; ++k) {
+        floor += std::log(51.0 - static_cast<double>(k)) / 31.0;
+    }
+    INFO("the first copy's letter k + 1 is one of the 51 - k letters not yet seen, each as likely: at best the mean "
+         "of ln(51 - k) for k = 1 … 31 without copying; uniform over the 63 characters is ln 63");
+    CHECK_THAT(floor, WithinAbs(3.5205768634, 1e-9));
+    CHECK_THAT(output, Contains("each new): " + three(whole.first_copy_loss) + " nats; at best " + three(floor) +
+                                " without copying, uniform ln 63 = " + three(std::log(63.0)) + "."));
     CHECK_THAT(output, Contains("(each letter a repeat):      " + three(whole.second_copy_loss) + " nats."));
     // The ablation table, row by row; the needed head is the one whose zeroing leaves the lowest score.
     std::size_t needed = 0;
@@ -419,7 +649,7 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
                               std::fabs(control_scores.second_copy_loss - control_scores.first_copy_loss) <=
                                   0.1 * control_scores.first_copy_loss;
     CHECK_THAT(output, Contains("second copy at most 1 nat" + verdict(induction)));
-    CHECK_THAT(output, Contains("at least 90 % of ln 32" + verdict(whole.first_copy_loss >= 0.9 * std::log(32.0))));
+    CHECK_THAT(output, Contains("at least the best without copying" + verdict(whole.first_copy_loss >= floor)));
     CHECK_THAT(output, Contains("less than a third of that" + verdict(ablation)));
     CHECK_THAT(output, Contains("held-out text at least 0.35" + verdict(top(text_previous[0]) >= 0.35)));
     CHECK_THAT(output, Contains("within 10 % of the first" + verdict(control_goal)));
@@ -435,7 +665,9 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     }
     INFO("what the chapter claims: the score and the second copy pass the goal on 32 letters ...");
     CHECK(induction);
-    CHECK(whole.first_copy_loss >= 0.9 * std::log(32.0));
+    CHECK(whole.first_copy_loss >= floor);
+    INFO("... and on the first copy the model is worse than guessing uniformly among all 63 characters");
+    CHECK(whole.first_copy_loss > std::log(63.0));
     INFO("... and on 24 letters, a period it never counts back by: the head matches letters, not places");
     CHECK(top(model_24.induction[1]) >= 0.4);
     CHECK(model_24.second_copy_loss <= 1.0);
@@ -457,4 +689,179 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     const std::string line = output.substr(last + 1, output.find('\n', last + 1) - last);
     CHECK_THAT(line, Catch::Matchers::EndsWith(fmt::format("  {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));
     CHECK_THAT(output, Contains(fmt::format("  none       {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));
+}
+
+namespace {
+
+// Whether the k characters ending at j equal those ending at i: an independent count of the prefix
+// table, reading the window backwards with std::equal.
+bool ends_alike(const std::vector<std::size_t>& window, std::size_t j, std::size_t i, std::size_t k)
+{
+    return j + 1 >= k && std::equal(window.begin() + static_cast<std::ptrdiff_t>(j + 1 - k),
+                                    window.begin() + static_cast<std::ptrdiff_t>(j + 1),
+                                    window.begin() + static_cast<std::ptrdiff_t>(i + 1 - k));
+}
+
+// The prefix table's row, counted over whole windows (inputs and the character after the last).
+std::string prefix_row(const sa::Batch& windows, std::size_t k)
+{
+    double positions = 0.0, matches = 0.0, matched = 0.0, right = 0.0;
+    for (std::size_t w = 0; w * 64 < windows.inputs.size(); ++w) {
+        std::vector<std::size_t> text(windows.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64),
+                                      windows.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64 + 64));
+        text.push_back(windows.targets[w * 64 + 63]);
+        for (std::size_t i = 8; i < 64; ++i) {
+            double found = 0.0, copied = 0.0;
+            for (std::size_t j = 0; j < i; ++j) {
+                if (ends_alike(text, j, i, k)) {
+                    found += 1.0;
+                    copied += text[j + 1] == text[i + 1] ? 1.0 : 0.0;
+                }
+            }
+            positions += 1.0;
+            matches += found;
+            matched += found > 0.0 ? 1.0 : 0.0;
+            right += found > 0.0 ? copied / found : 0.0;
+        }
+    }
+    return fmt::format("  {}  {:>20.2f}  {:>20.1f} %  {:>16.1f} %\n", k, matches / positions, 100.0 * matched / positions,
+                       100.0 * right / matched);
+}
+
+sa::SpanLosses losses_on(const sa::LanguageModel& model, const sa::CopiedSpans& spans)
+{
+    const sa::ForwardTrace trace = sa::forward(model, spans.batch.inputs, 64);
+    return sa::span_losses(sa::row_losses(trace.logits, spans.batch.targets), spans, 3);
+}
+
+}  // namespace
+
+TEST_CASE("The copying models' printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
+{
+    const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
+    const std::string training_text = helpers::read_all(BOOK_KJV_TRAINING);
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(training_text);
+    const std::vector<std::size_t> training = sa::encode(vocabulary, training_text);
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
+    const sa::LanguageModel chapter_model = saved_model(BOOK_CH15_MODEL);
+    const sa::LanguageModel copying = saved_model(std::string(BOOK_CH15_MODEL) + ".copying");
+    const sa::LanguageModel control = saved_model(std::string(BOOK_CH15_MODEL) + ".copying-control");
+    REQUIRE(copying.shape.heads == 2);
+    REQUIRE(copying.layers.size() == 2);
+    INFO("the spans come from their own generator, seed 2017 + 2; the prefix table's windows follow its 4 draws "
+         "per span window");
+    sa::SplitMix64 generator(2019);
+    const sa::CopiedSpans spans = sa::copied_spans(held_out, 256, 64, 8, 24, generator);
+    const sa::Batch windows = sa::random_batch(held_out, 3000, 64, generator);
+    for (std::size_t k = 1; k <= 4; ++k) {
+        INFO("prefix of " << k << ", counted again here with std::equal over each window");
+        CHECK_THAT(output, Contains(prefix_row(windows, k)));
+    }
+    INFO("one character matched is right less than one time in five; longer prefixes are right more often and "
+         "found less often");
+    const sa::PrefixMatches one = sa::prefix_matches(windows, 8, 1);
+    const sa::PrefixMatches three_back = sa::prefix_matches(windows, 8, 3);
+    CHECK(one.share_right < 0.2);
+    CHECK(three_back.share_right > 0.5);
+    CHECK(three_back.share_matched < one.share_matched / 5.0);
+    // The chapter's model on the copies, and its induction head (the best on the test letters, head 1).
+    const sa::SpanLosses first_model = losses_on(chapter_model, spans);
+    const sa::ForwardTrace first_trace = sa::forward(chapter_model, spans.batch.inputs, 64);
+    const sa::SpanAttention looked = sa::span_attention(first_trace.layers[1], 4, spans, 1, 3);
+    CHECK_THAT(output, Contains("  first occurrence " + three(first_model.first) + " nats, copy " +
+                                three(first_model.second) + " nats per character;\n  layer 1 head 1 from the copy's "
+                                "rows: " + three(looked.on_source) + " of its weight on the place to copy from,\n  " +
+                                three(looked.on_other) + " on the places after the character's other earlier "
+                                "occurrences (" + three(looked.other_places) + " of them on average)."));
+    INFO("without matching more than one character the copy costs what the first occurrence costs, within 0.1");
+    CHECK(std::fabs(first_model.second - first_model.first) < 0.1);
+    INFO("rotary pairs of 16 features turn by 63 · 10000^(−i/8): pairs 4 to 7 stay below one radian (63 · 0.01 = "
+         "0.63; pair 3: 63 · 0.0316 = 1.99); of 32 features, 63 · 10000^(−i/16) < 1 from pair 8 (pair 7: 1.12)");
+    CHECK_THAT(output, Contains("(63 places): 4 of 8 in a head of 16 features; 8 of 16 in a head of 32 features.\n"));
+    const sa::SpanLosses model = losses_on(copying, spans);
+    const sa::SpanLosses four = losses_on(control, spans);
+    CHECK_THAT(output, Contains("   2500  " + fmt::format("{:>9.3f}", model.second) + "\n"));
+    // The counted 5-gram, each copy scored on its own window's characters, as the model sees them.
+    const sa::NgramCounts counts = sa::count_ngrams(training, 5, vocabulary.characters.size());
+    double copy = 0.0, characters = 0.0;
+    for (std::size_t w = 0; w < 256; ++w) {
+        std::vector<std::size_t> window(spans.batch.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64),
+                                        spans.batch.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64 + 64));
+        window.push_back(spans.batch.targets[w * 64 + 63]);
+        for (std::size_t k = 3; k < spans.length[w]; ++k) {
+            copy -= std::log(sa::ngram_probability(counts, window, spans.second[w] + k));
+            characters += 1.0;
+        }
+    }
+    const double ngram_copy = copy / characters;
+    const double ngram_plain = sa::ngram_loss(counts, held_out, sa::positions_with_context(
+                                                  sa::even_batch_positions(held_out, 128, 64), 5));
+    const double model_plain = sa::evaluate(copying, sa::even_batch(held_out, 128, 64));
+    CHECK_THAT(output, Contains("  counted 5-gram                                       -  " + three(ngram_copy)));
+    CHECK_THAT(output, Contains("  the copying model (h = 2)                       " + three(model.first) + "  " +
+                                three(model.second)));
+    CHECK_THAT(output, Contains("  the chapter's model (h = 4), the same training  " + three(four.first) + "  " +
+                                three(four.second)));
+    CHECK_THAT(output, Contains("counted 5-gram " + three(ngram_plain) + ", the copying model " + three(model_plain)));
+    CHECK_THAT(output, Contains("beats the 5-gram by " + three(ngram_copy - model.second) + " nats per character"));
+    CHECK_THAT(output, Contains("the 5-gram wins by " + three(model_plain - ngram_plain) + "."));
+    // The goals, decided here from the models and the counts.
+    CHECK_THAT(output, Contains("at most 0.5 nats per character" + verdict(model.second <= 0.5)));
+    CHECK_THAT(output, Contains("within 0.1 nats" + verdict(std::fabs(model.first - model_plain) <= 0.1)));
+    CHECK_THAT(output, Contains("the 5-gram wins: " + std::string(ngram_copy - model.second >= 1.0 &&
+                                                                   ngram_plain < model_plain ? "met" : "NOT met")));
+    INFO("what the chapter claims: the copy costs at most 0.5 nats, 1 nat below the 5-gram, which wins on plain "
+         "text; the four-head model, trained the same way, copies too, but less well than two heads of 32");
+    CHECK(model.second <= 0.5);
+    CHECK(ngram_copy - model.second >= 1.0);
+    CHECK(ngram_plain < model_plain);
+    CHECK(four.second < four.first - 1.0);
+    CHECK(four.second > model.second);
+    // The letters' circuit path-ablated: layer-0 head 1 out of layer 1's keys, queries or values alone.
+    sa::SplitMix64 test_generator(2018);
+    const sa::Batch test = sa::repeated_batch(sa::letter_tokens(vocabulary), 16, 32, test_generator);
+    const std::pair<sa::Path, std::string> paths[] = {
+        {sa::Path::key, "keys"}, {sa::Path::query, "queries"}, {sa::Path::value, "values"}};
+    std::vector<sa::CopyScores> cut;
+    for (const auto& [path, name] : paths) {
+        cut.push_back(sa::path_copy_scores(chapter_model, test, {0, 1}, path));
+        CHECK_THAT(output, Contains(fmt::format("  {:<12} {:>22.3f}  {:>16.3f}\n", name, top(cut.back().induction[1]),
+                                                cut.back().second_copy_loss)));
+    }
+    INFO("K-composition: without head 1 in the keys the circuit is gone (as when the head is zeroed); without it "
+         "in the queries or the values it is not");
+    CHECK(top(cut[0].induction[1]) < 0.1);
+    CHECK(cut[0].second_copy_loss > 4.0);
+    CHECK(top(cut[1].induction[1]) > 0.8);
+    CHECK(top(cut[2].induction[1]) > 0.8);
+    // Layer 0's offset scores and layer 1 on the copy, whole and path-ablated.
+    const sa::ForwardTrace plain_trace = sa::forward(copying, sa::even_batch(held_out, 128, 64).inputs, 64);
+    for (std::size_t h = 0; h < 2; ++h) {
+        std::string line = fmt::format("  head {}", h);
+        for (std::size_t k = 1; k <= 3; ++k) {
+            double score = 0.0;
+            for (std::size_t w = 0; w < 128; ++w) {
+                score += sa::offset_score(sa::trace_attention(plain_trace.layers[0], 2, 64, w)[h], k);
+            }
+            line += "  " + three(score / 128.0);
+        }
+        CHECK_THAT(output, Contains(line + "\n"));
+    }
+    const sa::ForwardTrace whole = sa::forward(copying, spans.batch.inputs, 64);
+    const auto seen = [&](const sa::ForwardTrace& trace, std::size_t head) {
+        return sa::span_attention(trace.layers[1], 2, spans, head, 3).on_source;
+    };
+    const std::size_t copier = seen(whole, 1) > seen(whole, 0) ? 1 : 0;
+    CHECK_THAT(output, Contains("weight on the place to copy from: head 0 " + three(seen(whole, 0)) + ", head 1 " +
+                                three(seen(whole, 1)) + ".\n"));
+    for (std::size_t h = 0; h < 2; ++h) {
+        std::string line = fmt::format("  head {}   ", h);
+        for (const sa::Path path : {sa::Path::key, sa::Path::query, sa::Path::value}) {
+            const sa::ForwardTrace cut = sa::path_ablated_forward(copying, spans.batch.inputs, 64, {0, h}, path);
+            const double loss = sa::span_losses(sa::row_losses(cut.logits, spans.batch.targets), spans, 3).second;
+            line += "  " + three(loss) + "  " + three(seen(cut, copier));
+        }
+        INFO("layer-0 head " << h << " removed from layer 1's keys, queries and values in turn");
+        CHECK_THAT(output, Contains(line + "\n"));
+    }
 }

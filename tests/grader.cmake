@@ -5,8 +5,10 @@
 # chapter 5 alone, an old workspace gets the stubs it lacks with its code kept byte for byte,
 # hints name matrices and tokens, crashes, endless loops and compile errors fail only what
 # they reach, init keeps the learner's work, run shows where the output differs, the points
-# table in docs/how-to-use.rst matches the tests, one module reads the exercise markers, and
-# the grader's code fits on a screen (tools/test_grader.py lists the scenarios).
+# table in docs/how-to-use.rst matches the tests, one module reads the exercise markers, the
+# programs of chapters 14 to 16 run on the learner's code, an exercise's check demands no wording
+# its documentation does not give, and the grader's code fits on a screen (tools/test_grader.py
+# lists the scenarios).
 # The grading scenarios share one workspace and one build folder (the first one builds
 # the tests, the others rebuild only what they change and rerun only the chapters whose
 # steps changed), so they never run at the same time.
@@ -20,7 +22,16 @@ foreach(scenario IN ITEMS stubs solutions seeded-bug one-chapter old-workspace h
             COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                     --workspace "${grader_dir}/workspace" --build "${grader_dir}/build")
 endforeach()
-foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size)  # no build
+# Chapters 14 to 16 run on the learner's code with the text and the models this build made (where it
+# made them: the sanitizers' build trains none).
+if(TARGET ch15-run AND TARGET ch16-run)
+  book_test(NAME grader.run-part-three LABELS grader
+            PROPERTIES RESOURCE_LOCK grader-build TIMEOUT 1800 COST 500
+            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" run-part-three
+                    --workspace "${grader_dir}/workspace" --build "${grader_dir}/build"
+                    --book-build "${CMAKE_BINARY_DIR}")
+endif()
+foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size error-wording)  # no build
   book_test(NAME grader.${scenario} LABELS grader
             COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                     --workspace "${grader_dir}/${scenario}-workspace" --build "${grader_dir}/${scenario}-build")

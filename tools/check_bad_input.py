@@ -4,14 +4,25 @@
 Each case must exit with status 2, print nothing on stdout (no partial result) and
 exactly one line on stderr that contains the expected description of the problem.
 
+Every file the program writes or reads (`--figures DIR`, and each of its own options that
+takes a FILE: one whose help begins "write" is written, any other is read) is checked
+before the run starts: a path in a folder that does not exist, a folder given for a file,
+a file that does not exist, and a text file that is not plain ASCII are each refused in
+one line, and a training program refuses them with its longest run asked for, within
+LONG_RUN_LIMIT seconds of CPU time, far less than that run takes.
+
 Then a few changes that are not errors, such as new embeddings alone: the program
 either runs (status 0, its output on stdout, at most one line of note on stderr) or
 refuses with one line that blames none of the options the reader did not give.
 """
 import argparse
 import os
+import resource
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 
 # (what is wrong, arguments, a fragment the one-line message must contain)
 CASES = [
@@ -50,6 +61,55 @@ SIZES_CASES = [
     ("two short runs at once", ["--smoke", "--quick"], "--smoke and --quick: choose one"),
 ]
 
+# The longest run a program offers, added to its file cases: a bad path must be refused before
+# the run, never after it (issue 37: a bad --save was reported after the whole training).
+LONG_RUNS = {"ch14-next-character": ["--steps", "5000"], "ch15-induction-head": ["--steps", "5000"]}
+# Seconds of CPU time (not of the clock, which a busy machine stretches) a refusal may take: 5000
+# training steps take minutes of it; reading the text and checking the options about one.
+LONG_RUN_LIMIT = 15
+# A text with "é" (UTF-8: bytes 0xC3 0xA9) on its line 4, the first byte named in the refusal.
+NOT_ASCII = b"In the beginning\nGod created\nthe heaven\nand the earth, caf\xc3\xa9\n" * 5
+
+
+def file_options(usage):
+    """The program's files from its --help: (option, written) for each option taking FILE or DIR."""
+    found = []
+    for line in usage.splitlines():
+        parts = line.split()
+        if len(parts) > 2 and parts[0].startswith("--") and parts[1] in ("FILE", "DIR"):
+            found.append((parts[0], parts[1] == "DIR" or parts[2].lower() == "write"))
+    return found
+
+
+def file_cases(program, usage, folder):
+    """Each file option given a path it cannot use: (what, arguments, fragment) cases."""
+    os.makedirs(os.path.join(folder, "a-folder"), exist_ok=True)
+    text = os.path.join(folder, "not-ascii.txt")
+    with open(text, "wb") as out:
+        out.write(NOT_ASCII)
+    longest = LONG_RUNS.get(os.path.basename(program), [])
+    cases = []
+    for option, written in file_options(usage):
+        missing = os.path.join(folder, "no-such-folder", "file")
+        if option == "--figures":
+            cases += [(f"{option} in a folder that does not exist", [*longest, option, missing],
+                       f"{option}: cannot write into the folder {missing}: it does not exist"),
+                      (f"{option} naming a file", [*longest, option, text], f"{option}: cannot write into the folder")]
+        elif written:
+            cases += [(f"{option} in a folder that does not exist", [*longest, option, missing],
+                       f"{option}: cannot write the file {missing}: the folder {os.path.dirname(missing)} does not "
+                       "exist"),
+                      (f"{option} naming a folder", [*longest, option, os.path.join(folder, "a-folder")],
+                       f"{option}: cannot write the file {os.path.join(folder, 'a-folder')}: it is a folder")]
+        else:
+            cases.append((f"{option} naming a file that does not exist", [*longest, option, missing],
+                          f"{option}: cannot read the file {missing}"))
+            if option in ("--text", "--eval"):
+                cases.append((f"{option} naming a text that is not plain ASCII", [*longest, option, text],
+                              "byte 0xC3 on line 4 is not plain ASCII; the model reads ASCII text only"))
+    return cases
+
+
 # (what the reader changed, arguments, the options given): new numbers that need
 # other shapes than the defaults. No message may be about a matrix or the names the
 # reader did not give (a chapter's own option, such as --heads, may need changing).
@@ -82,11 +142,47 @@ def check_change(program, what, arguments, given):
     return problems
 
 
+def cpu_limit(seconds):
+    """For a child process: killed (SIGXCPU, then SIGKILL) past `seconds` of CPU time."""
+    return lambda: resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
+
+
+def refusal_problems(program, what, arguments, fragment, cpu_seconds=None):
+    """Runs one malformed input; prints "ok" or "FAIL" with its problems; returns 1 on failure.
+    With cpu_seconds, the program must refuse within that much CPU time: before its long run."""
+    try:
+        run = subprocess.run([program, *arguments], capture_output=True, timeout=600 if cpu_seconds else 60,
+                             check=False, preexec_fn=cpu_limit(cpu_seconds) if cpu_seconds else None)
+    except subprocess.TimeoutExpired:
+        print(f"FAIL {what}: no answer within {600 if cpu_seconds else 60} s")
+        return 1
+    if run.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        print(f"FAIL {what} ({' '.join(arguments)}): still running after {cpu_seconds} s of CPU time, so it "
+              "refuses (if at all) after its run, not before")
+        return 1
+    stderr = run.stderr.decode("utf-8", "replace")
+    problems = []
+    if "\ufffd" in stderr:  # a byte that is not UTF-8, garbled on the reader's terminal
+        problems.append(f"the message holds bytes that are not text: {run.stderr!r}")
+    if run.returncode != 2:
+        problems.append(f"exit status {run.returncode}, expected 2")
+    if run.stdout:
+        problems.append(f"printed {len(run.stdout)} bytes on stdout, expected none")
+    if stderr.count("\n") != 1 or not stderr.endswith("\n"):
+        problems.append(f"expected exactly one line on stderr, got {stderr!r}")
+    if fragment not in stderr:
+        problems.append(f"the message does not say {fragment!r}: {stderr.strip()!r}")
+    if problems:
+        print(f"FAIL {what} ({' '.join(arguments)}): " + "; ".join(problems))
+        return 1
+    print(f"ok   {what}: {stderr.strip()}")
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--program", required=True)
     args = parser.parse_args()
-    failures = 0
     # A case about an option this program does not read (left out of its --help) would
     # only test the refusal; run_case checks that refusal once, below.
     usage = subprocess.run([args.program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
@@ -98,28 +194,13 @@ def main():
         for arguments in ([option, "1"], [f"{option}=1"]) if option == "--wv" else ([option],):
             cases.append((f"{option}, which this program does not read", arguments,
                           f"{option}: {os.path.basename(args.program)} does not use this option"))
-    for what, arguments, fragment in cases:
-        try:
-            run = subprocess.run([args.program, *arguments], capture_output=True, timeout=60, check=False)
-        except subprocess.TimeoutExpired:
-            print(f"FAIL {what}: no answer within 60 s")
-            failures += 1
-            continue
-        stderr = run.stderr.decode("utf-8", "replace")
-        problems = []
-        if run.returncode != 2:
-            problems.append(f"exit status {run.returncode}, expected 2")
-        if run.stdout:
-            problems.append(f"printed {len(run.stdout)} bytes on stdout, expected none")
-        if stderr.count("\n") != 1 or not stderr.endswith("\n"):
-            problems.append(f"expected exactly one line on stderr, got {stderr!r}")
-        if fragment not in stderr:
-            problems.append(f"the message does not say {fragment!r}: {stderr.strip()!r}")
-        if problems:
-            failures += 1
-            print(f"FAIL {what} ({' '.join(arguments)}): " + "; ".join(problems))
-        else:
-            print(f"ok   {what}: {stderr.strip()}")
+    folder = tempfile.mkdtemp(prefix="bad-input-")
+    files = file_cases(args.program, usage, folder)
+    failures = sum(refusal_problems(args.program, what, arguments, fragment,
+                                    LONG_RUN_LIMIT if (what, arguments, fragment) in files else None)
+                   for what, arguments, fragment in cases + files)
+    shutil.rmtree(folder, ignore_errors=True)
+    cases += files
     print(f"{len(cases) - failures} of {len(cases)} malformed inputs handled")
     # --help is not an error: the usage on stdout, nothing on stderr, exit status 0.
     name = os.path.basename(args.program)

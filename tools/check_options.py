@@ -62,7 +62,7 @@ def ch14_cases(folder, program, model):
         "empty": (["--text", folder.path("empty.txt", b"")], "the file is empty"),
         "one-character": (["--text", folder.path("a.txt", b"a" * 500)], "holds one distinct character ('a')"),
         "not-text": (["--text", folder.path("b.bin", bytes(range(256)) * 4)],
-                     "is not text; the model reads plain ASCII"),
+                     "byte 0x00 on line 1 is not plain ASCII; the model reads ASCII text only"),
         "few-lines": (["--text", folder.path("short.txt", b"ab\ncd\n")], "the text has 2 lines; it needs at least 10"),
         "held-out-outside": (["--text", folder.path("z.txt", KJV_LIKE[:9 * 44] + b"Zhe" + KJV_LIKE[9 * 44 + 3:])],
                              "holds 'Z' on its line 1, which the training text never uses"),

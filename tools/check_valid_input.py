@@ -31,7 +31,7 @@ TRAINS = {"ch14-next-character", "ch15-induction-head"}
 # A program that reads a trained model: the grid gives it one made here by a 1-step training
 # of chapter 14 (so it also runs where the build trained none, under the sanitizers).
 READS_MODEL = {"ch16-generating-text": [[], ["--greedy"], ["--top-k", "1"], ["--temperature", "0.5", "--top-k", "5"],
-                                        ["--prompt", "In the beginning", "--length", "5"]]}
+                                        ["--prompt", "In the beginning", "--length", "5"], ["--uncropped", "--length", "70"]]}
 
 
 def matrix(rows, cols, salt=0):

@@ -29,6 +29,13 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
   run-mixed      run a chapter program with only some steps written: the stubs run the
                  book's version, the learner's own step runs as written, and a difference
                  from the book's output is shown line by line with a non-zero exit
+  run-part-three chapters 14, 15 and 16 run on the learner's code with no extra option: the King
+                 James text and the saved models come from the book's build (--book-build), or the
+                 text is made in the grading build where that has none; each try.cmd prints the
+                 book's try-output.txt
+  error-wording  every fragment of an error message an exercise's check demands is in the
+                 exercise's documentation (the API page), a shape as "X is R×C" where it says
+                 the message names the shapes (no build)
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub (no build)
   hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
                  (no build)
@@ -42,6 +49,7 @@ import difflib
 import io
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -433,6 +441,78 @@ def scenario_run_mixed(args):
     expect("8.000" in mine.stdout, "the learner's doubled score 2·4 = 8 does not show")
 
 
+def scenario_run_part_three(args):
+    write_workspace(args)  # the learner's code is the reference: the book's output, digit for digit
+    for folder in ("14-next-character", "15-induction-head", "16-generating-text"):
+        command = shlex.split((book.CHAPTERS / folder / "try.cmd").read_text(encoding="utf-8"))
+        result = run_learn(args, "run", "--book-build", str(args.book_build), *command)
+        expect(result.returncode == 0 and "Same as the book's output" in result.stdout,
+               f"learn run {' '.join(command)} does not print the book's try-output.txt (exit {result.returncode})")
+        expect("cannot read" not in result.stdout, f"learn run {command[0]} cannot read a file the book's build made")
+    # A grading build whose book build has no text makes it itself, as the book's build does.
+    for name in ("kjv-training.txt", "kjv-held-out.txt"):
+        (args.build / "text" / name).unlink(missing_ok=True)
+    command = shlex.split((book.CHAPTERS / "14-next-character" / "try.cmd").read_text(encoding="utf-8"))
+    alone = run_learn(args, "run", "--book-build", str(args.build / "no-book-build"), *command)
+    expect(alone.returncode == 0 and "Same as the book's output" in alone.stdout
+           and "Making the King James text" in alone.stdout,
+           f"without the book's build, learn run {command[0]} does not make the King James text and run")
+
+
+def documentation(name):
+    """The documentation comment of a function of the library (src/*.hpp), as one line: what the
+    API page shows the learner."""
+    found = []
+    for header in sorted(book.SRC.glob("*.hpp")):
+        block = []
+        for line in header.read_text(encoding="utf-8").splitlines():
+            stripped = line.strip()
+            if stripped.startswith("///"):
+                block.append(stripped[3:].strip())
+                continue
+            if re.search(rf"\b{name}\(", stripped) and block:
+                found += block
+            if not stripped.startswith(("[[", "template")):
+                block = []
+    return " ".join(" ".join(found).split())
+
+
+def documented(fragment, name, text):
+    """Whether a fragment an exercise's check demands of an error message can be read in its
+    documentation: the function's name where it says the message names the operation (or shows
+    one), a shape ("3×2", "K is 3×2") where it says the message names the shapes, and any other
+    words as they are written there, numbers standing for any number or symbol."""
+    if fragment == name:
+        return re.search(rf"names (the operation|{name})|\"{name}:", text) is not None
+    if re.fullmatch(r"(\S+ is )?\d+×\d+", fragment):
+        return "shape" in text
+    pattern = re.sub(r"\d+", r"[\\w−-]+", re.escape(" ".join(fragment.split())))
+    return re.search(pattern, text) is not None
+
+
+def scenario_error_wording(args):
+    """Issue 37: cross_entropy's check demanded "not below d_vocab = 3" where the API page said
+    "not below V". A check may demand an error, and its kind, but only wording the book gives."""
+    del args
+    exercises = {exercise.name for exercise in book.exercises()}
+    checked = 0
+    for test in sorted(book.TESTS.glob("ch[0-9][0-9]_*.cpp")):
+        text = test.read_text(encoding="utf-8")
+        for found in re.finditer(r"(?:CHECK|REQUIRE)_THROWS_WITH\((.*?)\);\n", text, re.S):
+            call = re.match(r"\s*(?:sa::)?(\w+)", found[1])[1]
+            name = call.removesuffix("_of")  # a test's wrapper that names the step's inputs (tests/hints.hpp)
+            if name not in exercises:
+                continue  # the book's own code writes that message, not the learner
+            line = text[:found.start()].count("\n") + 1
+            for fragment in re.findall(r'(?:Contains|StartsWith|EndsWith|Equals)\("((?:[^"\\]|\\.)*)"\)', found[1]):
+                checked += 1
+                expect(documented(fragment, name, documentation(name)),
+                       f"tests/{test.name}:{line} demands \"{fragment}\" of {name}'s error message, which its "
+                       f"documentation (src/*.hpp, the API page) does not give")
+    print(f"Checked {checked} fragments of error messages demanded of the exercises.")
+    expect(checked > 40, f"only {checked} fragments found; has the form of the checks changed?")
+
+
 def scenario_hints(args):
     solved = workspace.file_text("scores.cpp", exercise_files()["scores.cpp"], solved=True)
     right = "dot += queries(asking, d) * keys(asked, d);"
@@ -444,11 +524,16 @@ def scenario_hints(args):
         # A wrong number: the hint names the entry by its tokens, as the chapter does.
         "dot += 2 * queries(asking, d) * keys(asked, d);": [
             "scores(mouse, eats): expected 4, got 8 (row Mouse, column Eats (the chapter's row 1, column 2)"],
+        # Issue 37: i − 1 at i = 0 wraps around; no transpose is missing.
+        "dot += queries(asking, d) * keys(asked - 1, d);": ["is 0 − 1 wrapped around", "i − 1 at i = 0",
+                                                            "!missing transpose"],
     }.items():
         write_workspace(args, lambda name, text: text.replace(right, wrong) if name == "scores.cpp" else text)
         result = run_learn(args, "grade", "--chapter", "2")
         for hint in wanted:
-            expect(hint in result.stdout, f"with \"{wrong}\" the hints do not say \"{hint}\"")
+            said = hint.lstrip("!") in result.stdout
+            expect(said != hint.startswith("!"), f"with \"{wrong}\" the hints {'' if said else 'do not '}say "
+                                                 f"\"{hint.lstrip('!')}\"")
         expect(re.search(r"\((row|i|j|col|column), ", result.stdout) is None,
                f"with \"{wrong}\" a hint shows a loop variable instead of a row or column")
 
@@ -473,6 +558,41 @@ HINT_REPORT = """<TestCase name="c">
 </TestCase>"""
 
 
+# A test case whose error check has no INFO of its own: the INFO still in scope is an earlier check's.
+EARLIER_INFO = """TEST_CASE("c", "[ch14]")
+{
+    INFO("logits (1000, 0), target 1: L = 1000");
+    CHECK(big.loss == 1000);
+    CHECK_THROWS_WITH(sa::cross_entropy(z, {3}), Contains("below"));
+    INFO("a target of 3 is not below d_vocab = 3");
+    CHECK_THROWS_WITH(sa::cross_entropy(z, {3}), Contains("below"));
+}
+"""
+
+
+def check_hint_causes(args):
+    """Issue 37: a hint names no cause that is not this check's: an earlier check's INFO, or a
+    missing transpose where an index wrapped below 0."""
+    source = args.build / "earlier-info.cpp"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(EARLIER_INFO, encoding="utf-8")
+    failed = '<Expression success="false" type="CHECK_THROWS_WITH" filename="{}" line="{}"><Original>' \
+             'sa::cross_entropy(z, {{3}}), Contains("below")</Original><Expanded>"no" ( contains: "below" )</Expanded>' \
+             '</Expression>'
+    infos = ["logits (1000, 0), target 1: L = 1000"]
+    earlier = hints.describe_failure(ElementTree.fromstring(failed.format(source, 5)), infos)
+    expect("1000" not in earlier, f"an error check's hint gives an earlier check's INFO as its reason: {earlier!r}")
+    own = hints.describe_failure(ElementTree.fromstring(failed.format(source, 7)), [*infos, "a target of 3 is not"])
+    expect(own.endswith("(a target of 3 is not)"), f"an error check's own INFO is not its reason: {own!r}")
+    wrapped = hints.index_cause("matrix index (18446744073709551615, 0) is outside a 3×2 matrix")
+    expect("wrapped around" in wrapped and "i - 1 went below 0 at i = 0" in wrapped and "transpose" not in wrapped,
+           f"an index that wrapped below 0 is not named as such: {wrapped!r}")
+    swapped = hints.index_cause("matrix index (0, 3) is outside a 4×3 matrix")
+    expect("missing transpose" in swapped, f"an index that fits the other axis does not suggest a transpose: {swapped!r}")
+    past = hints.index_cause("matrix index (0, 7) is outside a 4×3 matrix")
+    expect("transpose" not in past, f"an index past both sizes is blamed on a transpose: {past!r}")
+
+
 def scenario_hint_sentences(args):
     """Hints read as sentences, matrices print as the book prints them, `run`'s diff names
     each hunk's table, and `list` marks results graded before the last edit as stale."""
@@ -489,6 +609,7 @@ def scenario_hint_sentences(args):
     expect(sentences[2] == 'sa::mix_backward(a, v, d): expected its error message to contain "mix_backward" and '
            '"3×3", but it was "mix_backward: dO is 2×2" (why)', repr(sentences[2]))
     expect(sentences[3] == "used: expected at most 1, got 1.5 (why)", repr(sentences[3]))
+    check_hint_causes(args)
 
     printed = ["Weights A (2×2):", "         a      b", "  a   0.500  0.500", "", "== Cross ==", "",
             "Outputs (2×1):", "        f1", "  a   1.000", "  b   2.000"]
@@ -554,6 +675,8 @@ SCENARIOS = {
     "crash": scenario_crash,
     "compile-error": scenario_compile_error,
     "init-keeps-work": scenario_init_keeps_work,
+    "run-part-three": scenario_run_part_three,
+    "error-wording": scenario_error_wording,
     "run-mixed": scenario_run_mixed,
 }
 
@@ -563,6 +686,7 @@ def main():
     parser.add_argument("scenario", choices=SCENARIOS)
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--build", type=Path, required=True)
+    parser.add_argument("--book-build", type=Path, help="run-part-three: the book's build, with its text and models")
     args = parser.parse_args()
     args.workspace = args.workspace.resolve()
     args.build = args.build.resolve()

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #ifdef __GLIBC__
@@ -16,6 +17,7 @@
 
 #include "char_text.hpp"
 #include "circuits.hpp"
+#include "copying.hpp"
 #include "cli.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
@@ -40,6 +42,18 @@ constexpr double score_threshold = 0.4;        // the induction score the chapte
 constexpr std::size_t shorter_period = 24;     // the check that the head matches letters, not places
 //< settings
 
+constexpr std::size_t copy_heads = 2;          // the copying model: two heads of 32 features a layer
+constexpr sa::LetterMix text_mix{.every = 2, .shortest = 8, .longest = 32,  // every other window: a span
+                                 .repeated = sa::Repeated::text};           // of the text, repeated
+constexpr double copy_learning_rate = 3e-3;    // Adam's α once the letters have grown the circuit
+constexpr std::size_t span_windows = 256;      // held-out windows, each with a span copied later in it
+constexpr std::size_t span_shortest = 8;       // the spans' lengths
+constexpr std::size_t span_longest = 24;
+constexpr std::size_t span_skip = 3;           // a copy is measured from its fourth character on
+constexpr std::size_t prefix_windows = 3000;   // the prefix table's held-out windows
+constexpr std::size_t prefix_first = 8;        // and its first position in each
+constexpr std::size_t ngram_order = 5;         // the counted model the copy is compared with
+
 // A saved model of this text, long enough for the test sequences.
 sa::LanguageModel load_scored_model(const std::string& path, const sa::Vocabulary& vocabulary)
 {
@@ -57,6 +71,9 @@ struct Data {
     sa::Batch held_out;  // the measured held-out windows
     sa::Batch test;      // the repeated-letter sequences
     sa::Batch shorter;   // the same with 24 letters: a head that only counts back 31 places fails on them
+    std::size_t vocabulary_size = 0;
+    std::vector<std::size_t> held_out_tokens;
+    sa::CopiedSpans spans;  // held-out windows with a span copied later in each
 };
 
 double best(const std::vector<double>& scores)
@@ -79,6 +96,7 @@ std::size_t best_head(const std::vector<double>& scores)
 
 struct Run {
     sa::LanguageModel model;
+    sa::Trainer trainer;                   // the model with Adam's moments, to train on from
     std::vector<double> training_loss;     // each step's batch, before the step
     std::vector<std::size_t> checkpoints;  // where the circuit was scored
     std::vector<double> induction;         // the best layer-1 (last layer) induction score there
@@ -111,43 +129,105 @@ Run train(const sa::ModelShape& shape, const Data& data, const sa::LetterMix& mi
         }
     }
     run.model = trainer.model;
+    run.trainer = std::move(trainer);
     return run;
 }
 //< training
 
-//> both-runs
-// The model with the mix and the one without share nothing (each run has its own generator and
-// model), so they train side by side on two cores and give the same bits as one after the other.
-std::pair<Run, Run> train_both(const sa::ModelShape& shape, const Data& data, std::size_t steps, std::uint64_t seed)
+// The model's mean loss on the copied held-out spans: at their first occurrence and at the copy.
+sa::SpanLosses copy_losses(const sa::LanguageModel& model, const sa::CopiedSpans& spans)
 {
-#ifdef __EMSCRIPTEN__  // a page has one thread
-    Run mixed = train(shape, data, letter_mix, steps, seed, true);
-    return {std::move(mixed), train(shape, data, {}, steps, seed, false)};
-#else
-    Run plain;
-    std::exception_ptr failure;
-    std::thread other([&] {
-        try {
-            plain = train(shape, data, {}, steps, seed, false);  // only its end is measured
-        } catch (...) {
-            failure = std::current_exception();
+    const sa::ForwardTrace trace = sa::forward(model, spans.batch.inputs, spans.batch.window);
+    return sa::span_losses(sa::row_losses(trace.logits, spans.batch.targets), spans, span_skip);
+}
+
+//> copying-training
+// The second phase: a trained model goes on learning, with Adam's moments and a smaller step, from
+// windows half of which repeat a span of the text. Its copy loss is measured every 250 steps.
+Run train_on(const sa::Trainer& start, const Data& data, std::size_t steps, std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    sa::Trainer trainer = start;
+    trainer.settings.learning_rate = copy_learning_rate;
+    Run run;
+    for (std::size_t step = 0; step <= steps; ++step) {
+        if (step % printed_every == 0 || step == steps) {
+            run.checkpoints.push_back(step);
+            run.second_copy.push_back(copy_losses(trainer.model, data.spans).second);
         }
-    });
-    Run mixed;
+        if (step < steps) {
+            const sa::Batch batch = sa::mixed_batch(data.training, data.letters, batch_windows, context, text_mix,
+                                                    generator);
+            run.training_loss.push_back(sa::training_step(trainer, batch));
+        }
+    }
+    run.model = trainer.model;
+    run.trainer = std::move(trainer);
+    return run;
+}
+//< copying-training
+
+// The trainings share nothing (each has its own generator and model), so they run side by side on
+// the cores and give the same bits as one after the other; a page has one thread and runs them in turn.
+void side_by_side(const std::vector<std::function<void()>>& jobs)
+{
+#ifdef __EMSCRIPTEN__
+    for (const auto& job : jobs) {
+        job();
+    }
+#else
+    std::vector<std::exception_ptr> failures(jobs.size());
+    std::vector<std::thread> threads;
+    for (std::size_t j = 1; j < jobs.size(); ++j) {
+        threads.emplace_back([&, j] {
+            try {
+                jobs[j]();
+            } catch (...) {
+                failures[j] = std::current_exception();
+            }
+        });
+    }
     try {
-        mixed = train(shape, data, letter_mix, steps, seed, true);
+        jobs.front()();
     } catch (...) {
-        other.join();
-        throw;
+        failures.front() = std::current_exception();
     }
-    other.join();
-    if (failure) {
-        std::rethrow_exception(failure);
+    for (std::thread& thread : threads) {
+        thread.join();
     }
-    return {std::move(mixed), std::move(plain)};
+    for (const std::exception_ptr& failure : failures) {
+        if (failure) {
+            std::rethrow_exception(failure);
+        }
+    }
 #endif
 }
-//< both-runs
+
+struct Runs {
+    Run mixed;    // the chapter's model: the letters mix
+    Run plain;    // the same model on text alone
+    Run copying;  // two heads of 32: the letters mix, then repeated text
+    Run control;  // the chapter's model, then the same second phase
+};
+
+// Every training of the chapter: four chains of runs on the cores.
+Runs train_all(const sa::ModelShape& shape, const Data& data, std::size_t steps, std::size_t copy_steps,
+               std::uint64_t seed)
+{
+    sa::ModelShape two_heads = shape;
+    two_heads.heads = copy_heads;
+    Runs runs;
+    side_by_side({[&] {
+                      runs.mixed = train(shape, data, letter_mix, steps, seed, true);
+                      runs.control = train_on(runs.mixed.trainer, data, copy_steps, seed + 3);
+                  },
+                  [&] { runs.plain = train(shape, data, {}, steps, seed, false); },  // only its end is measured
+                  [&] {
+                      const Run letters = train(two_heads, data, letter_mix, steps, seed, false);
+                      runs.copying = train_on(letters.trainer, data, copy_steps, seed + 3);  // the same windows
+                  }});
+    return runs;
+}
 
 std::string head_row(const std::vector<double>& scores, int digits)
 {
@@ -199,15 +279,29 @@ std::string shorter_text(const sa::LanguageModel& model, const Data& data, int d
                        shorter.first_copy_loss, digits, shorter.second_copy_loss, digits);
 }
 
-std::string circuit_text(const sa::CopyScores& scores, std::size_t heads, int digits)
+// The best a model can do on the first copy without copying: letter k + 1 (k = 1 … 31) is one of the
+// letters − k letters not yet in the window, each as likely, so the mean loss is the mean of ln(letters − k).
+double first_copy_floor(std::size_t letters)
+{
+    double total = 0.0;
+    for (std::size_t k = 1; k < context / 2; ++k) {
+        total += std::log(static_cast<double>(letters - k));
+    }
+    return total / static_cast<double>(context / 2 - 1);
+}
+
+std::string circuit_text(const sa::CopyScores& scores, std::size_t heads, std::size_t letters, std::size_t vocabulary,
+                         int digits)
 {
     std::string text = "Induction score on the test sequences (period 32):\n         " + head_header(heads);
     for (std::size_t l = 0; l < scores.induction.size(); ++l) {
         text += fmt::format("layer {}", l) + head_row(scores.induction[l], digits);
     }
-    text += fmt::format("Loss on the first copy (letters 2 to 32, each new): {:.{}f} nats; ln 32 = {:.{}f}.\n"
+    text += fmt::format("Loss on the first copy (letters 2 to 32, each new): {:.{}f} nats; at best {:.{}f} without "
+                        "copying, uniform ln {} = {:.{}f}.\n"
                         "Loss on the second copy (each letter a repeat):      {:.{}f} nats.\n",
-                        scores.first_copy_loss, digits, std::log(32.0), digits, scores.second_copy_loss, digits);
+                        scores.first_copy_loss, digits, first_copy_floor(letters), digits, vocabulary,
+                        std::log(static_cast<double>(vocabulary)), digits, scores.second_copy_loss, digits);
     return text;
 }
 
@@ -229,6 +323,21 @@ std::string ablation_text(const sa::LanguageModel& model, const Data& data, cons
             lowest = score;
             needed = h;
         }
+    }
+    return text;
+}
+
+// The needed head removed from one input of layer 1 alone: which path the circuit runs through.
+std::string letters_path_text(const sa::LanguageModel& model, const Data& data, std::size_t needed, int digits)
+{
+    std::string text = fmt::format("Path ablation: layer-0 head {} removed from one input of layer 1 alone.\n"
+                                   "  removed from   best induction score  second-copy loss\n", needed);
+    const std::pair<sa::Path, const char*> paths[] = {
+        {sa::Path::key, "keys"}, {sa::Path::query, "queries"}, {sa::Path::value, "values"}};
+    for (const auto& [path, name] : paths) {
+        const sa::CopyScores cut = sa::path_copy_scores(model, data.test, {0, needed}, path);
+        text += fmt::format("  {:<12} {:>22.{}f}  {:>16.{}f}\n", name, best(cut.induction.back()), digits,
+                            cut.second_copy_loss, digits);
     }
     return text;
 }
@@ -299,6 +408,7 @@ void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary
 
 struct Options {
     std::size_t steps = 0;
+    std::size_t copy_steps = 0;
     std::size_t heads = 0;
     std::size_t layers = 0;
 };
@@ -307,6 +417,7 @@ Options read_options(const sa::Example& example)
 {
     Options options;
     options.steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
+    options.copy_steps = static_cast<std::size_t>(sa::whole_option(example, "--copy-steps", 0, 5000));
     options.heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 32));
     options.layers = static_cast<std::size_t>(sa::whole_option(example, "--layers", 1, 4));
     if (width % options.heads != 0 || (width / options.heads) % 2 != 0) {
@@ -335,6 +446,10 @@ Data read_data(const sa::Corpus& corpus, const sa::Vocabulary& vocabulary, std::
     sa::SplitMix64 test_generator(seed + 1);  // the test sequences: not the training generator's draws
     data.test = sa::repeated_batch(data.letters, test_windows, context / 2, test_generator);
     data.shorter = sa::repeated_batch(data.letters, test_windows, shorter_period, test_generator);
+    data.held_out_tokens = held_out;
+    data.vocabulary_size = vocabulary.characters.size();
+    sa::SplitMix64 span_generator(seed + 2);  // the copied spans: neither training's nor the letters' draws
+    data.spans = sa::copied_spans(held_out, span_windows, context, span_shortest, span_longest, span_generator);
     return data;
 }
 
@@ -350,7 +465,7 @@ struct Comparison {
 // on the King James text, which it was trained on; none when it is not there.
 std::optional<sa::LanguageModel> chapter_14_model(const std::string& text, const sa::Vocabulary& vocabulary)
 {
-    std::ifstream in(BOOK_CH14_MODEL, std::ios::binary);
+    std::ifstream in(sa::book_file(BOOK_CH14_MODEL), std::ios::binary);
     if (!text.empty() || !in) {
         return std::nullopt;
     }
@@ -395,10 +510,9 @@ std::string compare(const sa::LanguageModel& model, const sa::LanguageModel& pla
            "\n";
 }
 
-//> goals
 struct Goals {
     bool induction = false;  // a last-layer head scores >= 0.4, the second copy costs <= 1 nat
-    bool first_copy = false;  // the first copy costs at least 90 % of ln 32
+    bool first_copy = false;  // the first copy costs at least the best without copying
     bool ablation = false;   // the needed head: score cut >= 75 %, second copy +1 nat; each other head
                              // changes both by less than a third of that
     bool previous = false;   // a layer-0 head scores >= 0.35 on held-out text
@@ -411,7 +525,7 @@ Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::Co
 {
     Goals goals;
     goals.induction = best(whole.induction.back()) >= 0.4 && whole.second_copy_loss <= 1.0;
-    goals.first_copy = whole.first_copy_loss >= 0.9 * std::log(32.0);
+    goals.first_copy = whole.first_copy_loss >= first_copy_floor(data.letters.size());
     const double top = best(whole.induction.back());
     goals.ablation = true;
     for (std::size_t h = 0; h < model.shape.heads; ++h) {
@@ -430,13 +544,12 @@ Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::Co
     }
     return goals;
 }
-//< goals
 
 std::string goals_text(const Goals& g, const Comparison* c)
 {
     const auto verdict = [](bool met) { return met ? "met" : "NOT met"; };
     std::string text = fmt::format("Goals:\n  layer 1: a head scores at least 0.4, second copy at most 1 nat: {}\n"
-                                   "  the first copy costs at least 90 % of ln 32: {}\n"
+                                   "  the first copy costs at least the best without copying: {}\n"
                                    "  ablation: one layer-0 head cuts the score by 75 % and adds 1 nat,\n"
                                    "    each other head less than a third of that: {}\n"
                                    "  layer 0: a head's previous-token score on held-out text at least 0.35: {}\n",
@@ -451,16 +564,18 @@ std::string goals_text(const Goals& g, const Comparison* c)
 }
 
 void save_models(const std::string& path, const sa::Vocabulary& vocabulary, const sa::LanguageModel& model,
-                 const Run* plain)
+                 const Runs* runs)
 {
     if (path.empty()) {
         return;
     }
     save_model(model, vocabulary, path);
     std::string saved = path;
-    if (plain != nullptr) {
-        save_model(plain->model, vocabulary, path + ".without-mix");
-        saved += fmt::format(" and {}.without-mix", path);
+    if (runs != nullptr) {
+        save_model(runs->plain.model, vocabulary, path + ".without-mix");
+        save_model(runs->copying.model, vocabulary, path + ".copying");
+        save_model(runs->control.model, vocabulary, path + ".copying-control");
+        saved += fmt::format(", {0}.without-mix, {0}.copying and {0}.copying-control", path);
     }
     // The note goes to stderr, so that the output with --save is the output without it.
     std::fprintf(stderr, "ch15-induction-head: note: saved %s\n", saved.c_str());
@@ -492,6 +607,7 @@ std::string previous_token_text(const sa::LanguageModel& model, const std::vecto
 // (the chapter page's "Try it here" panel). The model's own vocabulary decides what is allowed.
 sa::Batch sequence_batch(const sa::SavedModel& saved, const sa::Vocabulary& vocabulary, const std::string& sequence)
 {
+    sa::check_ascii(sequence, "--sequence");  // a byte of UTF-8 is named by its code, never printed alone
     const std::size_t longest = saved.model.shape.context / 2;
     if (sequence.size() < 2 || sequence.size() > longest) {
         throw sa::UsageError(fmt::format("--sequence: expected 2 to {} characters (twice that fills the model's "
@@ -569,6 +685,218 @@ std::string sequence_chapter(const sa::Example& example)
     return report.str();
 }
 
+// The prefix table: on held-out windows, what copying after an earlier match of the last k characters gives.
+std::string prefix_text(const Data& data, std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed + 2);  // after the copied spans' draws
+    for (std::size_t w = 0; w < span_windows * 4; ++w) {
+        (void)generator.next();
+    }
+    const sa::Batch windows = sa::random_batch(data.held_out_tokens, prefix_windows, context, generator);
+    std::string text = fmt::format("Copying the Bible. Held-out text, {} windows of {}, positions {} to {}: copy what "
+                                   "came after an earlier place\nwhose last k characters are the current position's.\n"
+                                   "  k  matches per position  positions with a match  right when matched\n",
+                                   prefix_windows, context, prefix_first, context - 1);
+    for (std::size_t k = 1; k <= 4; ++k) {
+        const sa::PrefixMatches m = sa::prefix_matches(windows, prefix_first, k);
+        text += fmt::format("  {}  {:>20.2f}  {:>20.1f} %  {:>16.1f} %\n", k, m.matches_per_position,
+                            100.0 * m.share_matched, 100.0 * m.share_right);
+    }
+    return text + "\n";
+}
+
+// A model on the copied held-out spans: its losses, and where its chosen last-layer head looks from the copy.
+std::string span_text(const sa::LanguageModel& model, const Data& data, std::size_t head, int digits)
+{
+    const sa::SpanLosses losses = copy_losses(model, data.spans);
+    const sa::ForwardTrace trace = sa::forward(model, data.spans.batch.inputs, context);
+    const std::size_t last = model.layers.size() - 1;
+    const sa::SpanAttention seen = sa::span_attention(trace.layers[last], model.shape.heads, data.spans, head, span_skip);
+    return fmt::format("  first occurrence {:.{}f} nats, copy {:.{}f} nats per character;\n  layer {} head {} from the "
+                       "copy's rows: {:.{}f} of its weight on the place to copy from,\n  {:.{}f} on the places after "
+                       "the character's other earlier occurrences ({:.{}f} of them on average).\n",
+                       losses.first, digits, losses.second, digits, last, head, seen.on_source, digits, seen.on_other,
+                       digits, seen.other_places, digits);
+}
+
+// How many of a head's rotary pairs turn by less than one radian across a window (context − 1 places):
+// only those can compare two characters whatever the distance between them.
+std::string rotary_text(std::size_t narrow_heads)
+{
+    std::string text = fmt::format("Rotary pairs turning less than one radian across a window ({} places):", context - 1);
+    const std::vector<std::size_t> widths = narrow_heads == copy_heads ? std::vector<std::size_t>{copy_heads}
+                                                                        : std::vector<std::size_t>{narrow_heads, copy_heads};
+    for (const std::size_t heads : widths) {
+        const std::size_t features = width / heads;
+        std::size_t slow = 0;
+        for (std::size_t i = 0; i < features / 2; ++i) {
+            slow += static_cast<double>(context - 1) * std::pow(10000.0, -2.0 * static_cast<double>(i) /
+                                                                           static_cast<double>(features)) < 1.0;
+        }
+        text += fmt::format(" {} of {} in a head of {} features{}", slow, features / 2, features,
+                            heads == widths.back() ? ".\n" : ";");
+    }
+    return text;
+}
+
+std::string copy_phase_text(const Run& run, std::size_t steps, std::size_t letter_steps, int digits)
+{
+    std::string text = fmt::format("The copying model: {} attention layers, d = {}, h = {} (heads of {} features);\n"
+                                   "  {} steps of the letters mix above, then {} steps at Adam α = {} with every "
+                                   "other window\n  a span of the training text ({} to {} characters) repeated.\n"
+                                   "   step  copy loss\n", run.model.shape.layers, width, copy_heads,
+                                   width / copy_heads, letter_steps, steps, copy_learning_rate, text_mix.shortest,
+                                   text_mix.longest);
+    for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
+        text += fmt::format("  {:>5}  {:>9.{}f}\n", run.checkpoints[i], run.second_copy[i], digits);
+    }
+    return text;
+}
+
+// The copying model against counting, on the copies and on plain held-out text.
+struct Versus {
+    double ngram_copy = 0.0;
+    double ngram_plain = 0.0;
+    sa::SpanLosses model;
+    sa::SpanLosses control;
+    double model_plain = 0.0;
+};
+
+Versus versus(const Runs& runs, const Data& data)
+{
+    const sa::NgramCounts counts = sa::count_ngrams(data.training, ngram_order, data.vocabulary_size);
+    double copy = 0.0, characters = 0.0;
+    const std::size_t n = context;
+    for (std::size_t w = 0; w < data.spans.first.size(); ++w) {  // each window on its own: what the model sees
+        std::vector<std::size_t> window(data.spans.batch.inputs.begin() + static_cast<std::ptrdiff_t>(w * n),
+                                        data.spans.batch.inputs.begin() + static_cast<std::ptrdiff_t>((w + 1) * n));
+        window.push_back(data.spans.batch.targets[(w + 1) * n - 1]);
+        for (std::size_t k = span_skip; k < data.spans.length[w]; ++k) {
+            copy -= std::log(sa::ngram_probability(counts, window, data.spans.second[w] + k));
+            characters += 1.0;
+        }
+    }
+    const std::vector<std::size_t> positions = sa::positions_with_context(
+        sa::even_batch_positions(data.held_out_tokens, held_out_windows, context), ngram_order);
+    return {copy / characters, sa::ngram_loss(counts, data.held_out_tokens, positions),
+            copy_losses(runs.copying.model, data.spans), copy_losses(runs.control.model, data.spans),
+            sa::evaluate(runs.copying.model, data.held_out)};
+}
+
+std::string versus_text(const Versus& v, std::size_t heads, int digits)
+{
+    return fmt::format("On the copied held-out spans, from the fourth character on, nats per character:\n"
+                       "                                        first occurrence   copy\n"
+                       "  counted {}-gram                                       -  {:.{}f}\n"
+                       "  the copying model (h = {})                       {:.{}f}  {:.{}f}\n"
+                       "  the chapter's model (h = {}), the same training  {:.{}f}  {:.{}f}\n"
+                       "Plain held-out text (the {} windows above): counted {}-gram {:.{}f}, the copying model "
+                       "{:.{}f}.\nOn the copy the model beats the {}-gram by {:.{}f} nats per character; on plain "
+                       "text the {}-gram wins by {:.{}f}.\n",
+                       ngram_order, v.ngram_copy, digits, copy_heads, v.model.first, digits, v.model.second, digits,
+                       heads, v.control.first, digits, v.control.second, digits, held_out_windows, ngram_order,
+                       v.ngram_plain, digits, v.model_plain, digits, ngram_order, v.ngram_copy - v.model.second,
+                       digits, ngram_order, v.model_plain - v.ngram_plain, digits);
+}
+
+// Layer 0 on held-out text: the mean weight from i to i − k, for k = 1, 2, 3.
+std::string offset_text(const sa::LanguageModel& model, const Data& data, int digits)
+{
+    const sa::ForwardTrace trace = sa::forward(model, data.held_out.inputs, context);
+    const std::size_t windows = data.held_out.inputs.size() / context;
+    std::string text = "The circuit. Layer 0 on held-out text, the mean weight from i to i − k:\n          k = 1   k = 2   "
+                       "k = 3\n";
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        text += fmt::format("  head {}", h);
+        for (std::size_t k = 1; k <= 3; ++k) {
+            double score = 0.0;
+            for (std::size_t w = 0; w < windows; ++w) {
+                score += sa::offset_score(sa::trace_attention(trace.layers[0], model.shape.heads, context, w)[h], k);
+            }
+            text += fmt::format("  {:.{}f}", score / static_cast<double>(windows), digits);
+        }
+        text += "\n";
+    }
+    return text;
+}
+
+// Layer 1 from the copy's rows, whole and with each layer-0 head removed from one of its inputs.
+std::string path_text(const sa::LanguageModel& model, const Data& data, std::size_t& copier, int digits)
+{
+    const std::size_t heads = model.shape.heads;
+    const auto seen = [&](const sa::ForwardTrace& trace, std::size_t head) {
+        return sa::span_attention(trace.layers[1], heads, data.spans, head, span_skip).on_source;
+    };
+    const auto loss = [&](const sa::ForwardTrace& trace) {
+        return sa::span_losses(sa::row_losses(trace.logits, data.spans.batch.targets), data.spans, span_skip).second;
+    };
+    const sa::ForwardTrace whole = sa::forward(model, data.spans.batch.inputs, context);
+    std::string text = "Layer 1 from the copy's rows, weight on the place to copy from:";
+    copier = 0;
+    for (std::size_t h = 0; h < heads; ++h) {
+        text += fmt::format(" head {} {:.{}f}{}", h, seen(whole, h), digits, h + 1 < heads ? "," : ".\n");
+        copier = seen(whole, h) > seen(whole, copier) ? h : copier;
+    }
+    text += fmt::format("Path ablation: one layer-0 head's output removed from one input of layer 1 alone;\n"
+                        "copy loss, and layer 1 head {}'s weight on the place to copy from (whole: {:.{}f}, {:.{}f}):\n"
+                        "  removed from     keys            queries         values\n", copier, loss(whole), digits,
+                        seen(whole, copier), digits);
+    for (std::size_t h = 0; h < heads; ++h) {
+        text += fmt::format("  head {}   ", h);
+        for (const sa::Path path : {sa::Path::key, sa::Path::query, sa::Path::value}) {
+            const sa::ForwardTrace cut = sa::path_ablated_forward(model, data.spans.batch.inputs, context, {0, h}, path);
+            text += fmt::format("  {:.{}f}  {:.{}f}", loss(cut), digits, seen(cut, copier), digits);
+        }
+        text += "\n";
+    }
+    return text;
+}
+
+std::string copying_goals_text(const Versus& v)
+{
+    const auto verdict = [](bool met) { return met ? "met" : "NOT met"; };
+    return fmt::format("Copying goals:\n  the copy costs at most 0.5 nats per character: {}\n"
+                       "  the first occurrence costs what plain text costs, within 0.1 nats: {}\n"
+                       "  on the copy the model beats the {}-gram by at least 1 nat; on plain text the {}-gram wins: "
+                       "{}\n", verdict(v.model.second <= 0.5), verdict(std::fabs(v.model.first - v.model_plain) <= 0.1),
+                       ngram_order, ngram_order,
+                       verdict(v.ngram_copy - v.model.second >= 1.0 && v.ngram_plain < v.model_plain));
+}
+
+// The second half of the chapter: why text is harder to copy than letters, and a model that copies it.
+std::string copying_chapter(const Runs& runs, const Data& data, std::size_t steps, std::size_t copy_steps,
+                            std::size_t induction_head, int digits)
+{
+    std::string text = "The chapter's model on " + std::to_string(span_windows) + " held-out windows, each with a span "
+                       "of 8 to 24 held-out characters\ncopied to a later place, from the span's fourth character on:\n" +
+                       span_text(runs.mixed.model, data, induction_head, digits) + "\n" +
+                       rotary_text(runs.mixed.model.shape.heads) + "\n" +
+                       copy_phase_text(runs.copying, copy_steps, steps, digits);
+    const Versus v = versus(runs, data);
+    std::size_t copier = 0;
+    text += versus_text(v, runs.mixed.model.shape.heads, digits) + "\n" + offset_text(runs.copying.model, data, digits) +
+            path_text(runs.copying.model, data, copier, digits);
+    text += "The copying model's layer 1 head " + std::to_string(copier) + " on the copy:\n" +
+            span_text(runs.copying.model, data, copier, digits) + "\n";
+    return text + copying_goals_text(v);
+}
+
+// Trains every model of the chapter and prints the phase change; the chapter's model comes back.
+sa::LanguageModel train_chapter(const Options& options, const Data& data, std::uint64_t seed, int digits,
+                                sa::Report& report, Runs& runs)
+{
+    report.text(fmt::format("Model: {} attention layers, d = {}, h = {}, windows of {};\n  {} windows per step, "
+                            "one in {} of them letters cycled with a period from {} to {};\n  {} steps; seed {}; "
+                            "Adam α = {}.\n", options.layers, width, options.heads, context, batch_windows,
+                            letter_mix.every, letter_mix.shortest, letter_mix.longest, options.steps, seed,
+                            learning_rate));
+    runs = train_all({data.vocabulary_size, width, options.heads, options.layers, context}, data, options.steps,
+                     options.copy_steps, seed);
+    report.text(phase_text(runs.mixed, options.steps, digits) + "\n");
+    report.line_plot("phase-change.svg", phase_plot(runs.mixed));
+    return runs.mixed.model;
+}
+
 std::string induction_chapter(const sa::Example& example)
 {
     const Options options = read_options(example);
@@ -580,48 +908,41 @@ std::string induction_chapter(const sa::Example& example)
     const auto seed = static_cast<std::uint64_t>(example.seed);
     const Data data = read_data(corpus, vocabulary, seed);
     const std::string& load = example.options.at("--load");
-    const sa::LanguageModel loaded = load.empty() ? sa::LanguageModel{} : load_scored_model(load, vocabulary);
     const int digits = example.precision;
     sa::Report report(example);
     report.text(corpus_text(corpus, data, vocabulary, seed));
-    sa::LanguageModel model = loaded;
-    Run plain;
-    if (load.empty()) {
-        const std::size_t v = vocabulary.characters.size();
-        report.text(fmt::format("Model: {} attention layers, d = {}, h = {}, windows of {};\n  {} windows per step, "
-                                "one in {} of them letters cycled with a period from {} to {};\n  {} steps; seed {}; "
-                                "Adam α = {}.\n", options.layers, width, options.heads, context, batch_windows,
-                                letter_mix.every, letter_mix.shortest, letter_mix.longest, options.steps, seed,
-                                learning_rate));
-        auto [mixed, without] = train_both({v, width, options.heads, options.layers, context}, data, options.steps,
-                                           seed);
-        model = mixed.model;
-        plain = std::move(without);
-        report.text(phase_text(mixed, options.steps, digits) + "\n");
-        report.line_plot("phase-change.svg", phase_plot(mixed));
-    } else {
+    Runs runs;
+    const sa::LanguageModel model = load.empty() ? train_chapter(options, data, seed, digits, report, runs)
+                                                 : load_scored_model(load, vocabulary);
+    if (!load.empty()) {
         report.text(fmt::format("Loaded {}: {} layers, d = {}, h = {}.\n\n", load, model.shape.layers,
                                 model.shape.width, model.shape.heads));
     }
     const sa::CopyScores whole = sa::copy_scores(model, data.test, nullptr);
-    report.text(circuit_text(whole, model.shape.heads, digits) + "The same model" + shorter_text(model, data, digits) +
+    report.text(circuit_text(whole, model.shape.heads, data.letters.size(), data.vocabulary_size, digits) + "The same model" + shorter_text(model, data, digits) +
                 "\n");
     std::size_t needed = 0;
-    report.text(ablation_text(model, data, whole, needed, digits) + "\n");
+    report.text(ablation_text(model, data, whole, needed, digits));
+    report.text((model.layers.size() >= 2 ? letters_path_text(model, data, needed, digits) : "") + "\n");
     const std::vector<std::vector<double>> text_previous = sa::previous_token_scores(model, data.held_out);
     report.text(previous_token_text(model, text_previous[0], whole, needed, digits));
     Comparison comparison;
     if (load.empty()) {
-        report.text(compare(model, plain.model, data, chapter_14_model(example.options.at("--text"), vocabulary),
-                            comparison, digits));
+        report.text(compare(model, runs.plain.model, data,
+                            chapter_14_model(example.options.at("--text"), vocabulary), comparison, digits));
     }
     if (model.layers.size() >= 2) {
         const Comparison* compared = load.empty() ? &comparison : nullptr;
         const Goals goals = check_goals(model, data, whole, text_previous[0], needed, compared);
         report.text(goals_text(goals, compared));
     }
+    if (load.empty() && model.layers.size() >= 2) {
+        report.text("\n" + prefix_text(data, seed) +
+                    copying_chapter(runs, data, options.steps, options.copy_steps,
+                                    best_head(whole.induction.back()), digits));
+    }
     draw_heads(report, model, vocabulary, data, best_head(whole.induction.back()), needed);
-    save_models(example.options.at("--save"), vocabulary, model, load.empty() ? &plain : nullptr);
+    save_models(example.options.at("--save"), vocabulary, model, load.empty() ? &runs : nullptr);
     return report.str();
 }
 
@@ -642,6 +963,8 @@ int main(int argc, char** argv)
                          sa::mouse_eats_cheese()};
     info.uses_seed = true;
     info.options = {{"--steps", "N", "training steps, 0 to 5000", "2000"},
+                    {"--copy-steps", "N", "steps of the copying models' second phase (repeated text), 0 to 5000",
+                     "2500"},
                     {"--layers", "L", "attention layers, 1 to 4", "2"},
                     {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
                     {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
@@ -649,6 +972,7 @@ int main(int argc, char** argv)
                     {"--load", "FILE", "read a saved model instead of training one", ""},
                     {"--sequence", "TEXT", "with --load: score the model on TEXT, 2 to 32 characters, repeated once",
                      ""}};
+    info.writes = {"--save"};  // checked before the training starts
     const std::string own = "the model reads the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the model is always causal"}};

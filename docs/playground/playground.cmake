@@ -83,7 +83,7 @@ set(playground_fields_ch14-next-character --steps --heads)
 set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --sequence "qzkvbjwmtfyhdgsp")
 set(playground_fields_ch15-induction-head --load --sequence)
 set(playground_reads_ch15-induction-head BOOK_CH15_MODEL)
-set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy)
+set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy --uncropped)
 
 # book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file
 # scripts a chapter needs, from the macros its main.cpp names and its playground_reads_.

@@ -10,6 +10,8 @@
 #include <system_error>
 
 #include <fmt/ranges.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #if defined(__EMSCRIPTEN__)
 // The book's playground (docs/playground) compiles this file to WebAssembly, whose
@@ -527,6 +529,77 @@ std::string choice_option(const Example& example, std::string_view name, const s
     return std::string(text);
 }
 
+namespace {
+
+// Whether a path exists, and whether it is a folder (POSIX, as the playground's file system has it).
+bool exists(const std::string& path, bool* folder = nullptr)
+{
+    struct stat info = {};
+    const bool found = ::stat(path.c_str(), &info) == 0;
+    if (folder != nullptr) {
+        *folder = found && S_ISDIR(info.st_mode);
+    }
+    return found;
+}
+
+bool writable(const std::string& path)
+{
+    return ::access(path.c_str(), W_OK) == 0;
+}
+
+}  // namespace
+
+std::string output_problem(const std::string& path, bool folder)
+{
+    bool is_folder = false;
+    const bool found = exists(path, &is_folder);
+    if (folder) {
+        if (!found) {
+            return "it does not exist; create it first";
+        }
+        return !is_folder ? "it is a file, not a folder" : writable(path) ? "" : "it is not writable";
+    }
+    if (is_folder) {
+        return "it is a folder; give a file name";
+    }
+    const std::size_t slash = path.rfind('/');
+    const std::string into = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    bool into_folder = false;
+    if (!exists(into, &into_folder)) {
+        return fmt::format("the folder {} does not exist", into);
+    }
+    if (!into_folder) {
+        return fmt::format("{} is not a folder", into);
+    }
+    if (found) {  // the run would replace it
+        return writable(path) ? "" : "it is not writable";
+    }
+    return writable(into) ? "" : fmt::format("the folder {} is not writable", into);
+}
+
+namespace {
+
+// Every file the run would write, checked before it starts (output_problem()).
+void check_outputs(const ProgramInfo& info, const Example& example)
+{
+    if (!example.figures.empty()) {
+        if (const std::string problem = output_problem(example.figures, true); !problem.empty()) {
+            throw UsageError(fmt::format("--figures: cannot write into the folder {}: {}", example.figures, problem));
+        }
+    }
+    for (const std::string& option : info.writes) {
+        const auto given = example.options.find(option);
+        if (given == example.options.end() || given->second.empty()) {
+            continue;
+        }
+        if (const std::string problem = output_problem(given->second, false); !problem.empty()) {
+            throw UsageError(fmt::format("{}: cannot write the file {}: {}", option, given->second, problem));
+        }
+    }
+}
+
+}  // namespace
+
 int run_program(const ProgramInfo& info, int argc, char** argv,
                 const std::function<std::string(const Example&)>& body)
 {
@@ -539,6 +612,7 @@ int run_program(const ProgramInfo& info, int argc, char** argv,
     }
     try {
         const CommandLine command_line = read_command_line(info, args);
+        check_outputs(info, command_line.example);
         const std::string output = body(command_line.example);
         std::cout << output;
         std::cout.flush();

@@ -79,7 +79,22 @@ struct ProgramInfo {
     /// given to a reader who passes it, e.g. {"--causal", "the scores come before any mask"}.
     std::vector<std::pair<std::string, std::string>> unused_options = {};
     std::vector<ProgramOption> options = {};  ///< the chapter's own options, each with its default
+    /// The chapter's own options that name a file the program writes, e.g. {"--save", "--speed"}.
+    /// run_program() checks each one given, and `--figures DIR`, before the run starts (see
+    /// output_problem()), so that a long run is never thrown away for a path it could not write.
+    std::vector<std::string> writes = {};
 };
+
+/// \brief Why a file cannot be written, found before anything is written to it.
+///
+/// A file: the folder it goes into must exist and take new files (or the file must exist and be
+/// writable), and the path must not be a folder. A folder (\p folder): it must exist and take
+/// new files. Nothing is created or changed.
+/// \param path the file the reader gave (or the folder, with \p folder)
+/// \param folder whether \p path names a folder to write files into (`--figures DIR`)
+/// \return an empty string when it can be written, else the reason, e.g.
+///         "the folder out does not exist", or for a folder "it does not exist; create it first"
+[[nodiscard]] std::string output_problem(const std::string& path, bool folder);
 
 /// \brief Reads a chapter option (ProgramInfo::options) that holds a matrix.
 /// \param example the parsed example
@@ -169,7 +184,11 @@ struct ProgramInfo {
 /// `--help` (or `-h`) anywhere on the command line prints usage() on stdout and
 /// returns 0: the reader asked for that text, so it is the program's output.
 /// Nothing reaches stdout unless the whole run succeeds. A malformed command line,
-/// or an error thrown by the library, prints one line on stderr and returns 2.
+/// or an error thrown by the library, prints one line on stderr and returns 2. Before
+/// \p body runs, every file the program would write (ProgramInfo::writes, `--figures`)
+/// is checked with output_problem(): a path it cannot write is refused then, in one line
+/// ("--save: cannot write the file out/m.safetensors: the folder out does not exist"),
+/// never after a long run.
 /// When a default projection was replaced by the identity (see parse_arguments()), or
 /// the default of one of the program's own options by what ProgramOption::fit
 /// returned, a successful run adds one line on stderr that says so.

@@ -1,8 +1,11 @@
 #include "training_files.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -12,6 +15,10 @@ namespace sa {
 
 std::string read_file(const std::string& path, const std::string& option)
 {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+        throw UsageError(fmt::format("{}: cannot read the file {}: it is a folder; give a file", option, path));
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw UsageError(fmt::format("{}: cannot read the file {}", option, path));
@@ -19,11 +26,27 @@ std::string read_file(const std::string& path, const std::string& option)
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+std::string book_file(const std::string& name)
+{
+    const std::string_view in_build = "build/";
+    if (!name.starts_with(in_build)) {
+        return name;
+    }
+    std::error_code error;
+    const std::filesystem::path program = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (error || !program.is_absolute()) {
+        return name;  // no place of its own (the playground): relative to the working folder
+    }
+    // build/bin/PROGRAM: the build folder is the folder above the program's.
+    return (program.parent_path().parent_path() / name.substr(in_build.size())).string();
+}
+
 Corpus load_corpus(const std::string& path, const std::string& training, const std::string& held_out)
 {
     if (path.empty()) {
         return {"the King James Bible, one verse per line; every tenth chapter held out",
-                {read_file(training, "the King James text"), read_file(held_out, "the King James text")}};
+                {read_file(book_file(training), "the King James text"),
+                 read_file(book_file(held_out), "the King James text")}};
     }
     const std::string option = "--text " + path;
     const std::string text = read_file(path, "--text");

@@ -1,5 +1,6 @@
 """Where things are, the chapters and their tests, the exercises, small file helpers."""
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -16,6 +17,8 @@ CHAPTERS = ROOT / "chapters"
 HOW_TO_USE = ROOT / "docs" / "how-to-use.rst"
 DEFAULT_WORKSPACE = ROOT / "workspace"
 DEFAULT_GRADE_BUILD = ROOT / "build" / "grade"
+# The book's own build (tools/build.sh), whose King James text and saved models `run` reuses.
+DEFAULT_BOOK_BUILD = Path(os.environ.get("BOOK_BUILD_DIR", ROOT / "build"))
 BACKUP_FOLDER = ".backup"
 RESULTS_FILE = "last-grade.json"  # in the grading build: what `list` shows for each check
 NOT_IMPLEMENTED = markers.NOT_IMPLEMENTED

@@ -5,7 +5,7 @@ import signal
 import sys
 from pathlib import Path
 
-from .book import DEFAULT_GRADE_BUILD, DEFAULT_WORKSPACE, LearnError
+from .book import DEFAULT_BOOK_BUILD, DEFAULT_GRADE_BUILD, DEFAULT_WORKSPACE, LearnError
 from .grade import command_grade
 from .points import command_list, command_points
 from .run import command_run
@@ -39,6 +39,9 @@ def add_others(commands):
                                           "where its output differs from the book's (steps still stubs use the "
                                           "book's version)")
     run.add_argument("program", help="the chapter: 2, ch02 or ch02-scores")
+    run.add_argument("--book-build", type=Path, default=DEFAULT_BOOK_BUILD,
+                     help="the book's build, whose King James text and saved models chapters 14 to 16 read "
+                          "(default: build/, or $BOOK_BUILD_DIR; made here when it has none)")
     run.add_argument("arguments", nargs=argparse.REMAINDER, help="options for the program, e.g. --causal")
     run.set_defaults(handler=command_run)
     listing = commands.add_parser("list", help="list the exercises, their state, and every check with its points "

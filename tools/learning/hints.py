@@ -1,8 +1,9 @@
 """A failed check as one sentence: what was checked, what was expected, what came out, why
 (in the chapter's own words, from the check's INFO message)."""
 import re
+from pathlib import Path
 
-from .book import NOT_IMPLEMENTED
+from .book import NOT_IMPLEMENTED, TESTS
 
 
 def number(text, digits=6):
@@ -70,10 +71,60 @@ def comparison_sentence(original, expanded, why):
     return f"{subject}: expected {wording} {bound}, got {got}{why}"
 
 
+WRAPPED = 2 ** 63  # a std::size_t this large went below 0: 0 - 1 is 2**64 - 1
+
+
+def index_cause(message):
+    """The likely cause of sa::Matrix's "matrix index (r, c) is outside a R×C matrix": an index
+    that went below 0 and wrapped around, a row and a column swapped (the index fits the other
+    axis), or a loop bound from another size."""
+    found = re.match(r"matrix index \((\d+), (\d+)\) is outside a (\d+)×(\d+)", message)
+    if not found:
+        return "a row and a column index swapped, e.g. a missing transpose, or a loop bound from the wrong size"
+    row, col, rows, cols = map(int, found.groups())
+    index, other = (row, cols) if row >= rows else (col, rows)
+    if index >= WRAPPED:
+        below = 2 ** 64 - index
+        where = "i - 1 went below 0 at i = 0" if below == 1 else f"i - {below} went below 0 at an i below {below}"
+        return (f"{index} is 0 - {below} wrapped around: an index is a std::size_t, which has no negative numbers, "
+                f"so {where}; check the first positions, which have nothing before them")
+    if index < other:
+        return "a row and a column index swapped, e.g. a missing transpose"
+    return "the index is past both of the matrix's sizes: a loop bound taken from another size"
+
+
+def own_infos(filename, line):
+    """Whether the check at `line` of a test source has an INFO of its own: one written after the
+    check before it. Catch2 reports every INFO still in scope, so without one of its own the last
+    INFO belongs to an earlier check and says nothing about this one. None if the source cannot
+    be read."""
+    if not filename:
+        return None
+    path = Path(filename)
+    if not path.is_file():  # a path relative to the folder it was compiled in: the book's tests/
+        path = TESTS / path.name
+    try:
+        lines = SOURCES.setdefault(filename, path.read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return None
+    for text in reversed(lines[:max(line - 1, 0)]):
+        stripped = text.strip()
+        if re.match(r"(INFO|CAPTURE)\(", stripped):
+            return True
+        if re.match(r"(CHECK|REQUIRE)\w*\(|(TEST_CASE|SECTION)\(", stripped):
+            return False
+    return False
+
+
+SOURCES = {}
+
+
 def describe_failure(element, infos):
     """One sentence for a failed check: what was checked, what was expected, what came out, why.
     The last INFO message in scope says why, in the chapter's own words (an INFO stays in
     scope until its block ends, so the earlier ones are about earlier checks)."""
+    if infos and own_infos(element.get("filename"), int(element.get("line") or 0)) is False:
+        infos = []  # the INFO in scope is an earlier check's
     why = f" ({infos[-1]})" if infos else ""
     original = (element.findtext("Original") or "").strip()
     expanded = (element.findtext("Expanded") or "").strip()
@@ -91,7 +142,7 @@ def describe_failure(element, infos):
             wanted = "not throw" if "NOTHROW" in macro else f"throw {wanted}" if wanted else "throw another error"
             return f"{call}: expected to {wanted}{why}, but it threw \"{text}\""
         if text.startswith("matrix index ("):  # sa::Matrix's own message, from a step the test does not wrap
-            text += " (a row and a column index swapped, e.g. a missing transpose, or a loop bound from the wrong size)"
+            text += f" ({index_cause(text)})"
         where = f"{original}: " if original and not original.startswith("{Unknown") else ""
         return f"{where}{what} \"{text}\"{why}" if what == "threw" else f"{where}crashed: {text}{why}"
     macro = element.get("type", "")

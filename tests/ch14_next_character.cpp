@@ -579,6 +579,44 @@ std::vector<std::size_t> hugging_face_order(const sa::ModelShape& shape)
 
 }  // namespace
 
+TEST_CASE("Bounds of the text checks: nine lines, the DEL byte, a trigram at position 1, a batch no longer than "
+          "its window", "[ch14][support]")
+{
+    std::string nine;
+    for (int line = 1; line <= 9; ++line) {
+        nine += "ab\n";
+    }
+    INFO("9 lines hold no tenth line to hold out, so there would be nothing to measure on");
+    CHECK_THROWS_WITH(sa::split_every_tenth_line(nine, "--text 9"),
+                      Contains("the text has 9 lines; it needs at least 10"));
+    INFO("one line is \"1 line\", in the singular");
+    CHECK_THROWS_WITH(sa::split_every_tenth_line("ab\n", "--text 1"), Contains("the text has 1 line; it needs"));
+    INFO("10 lines: line 10 is held out");
+    CHECK(sa::split_every_tenth_line(nine + "ba\n", "--text 10").held_out == "ba\n");
+    INFO("0x7f (DEL) is a control character, not a printable one: printable ASCII is 0x20 to 0x7e");
+    CHECK_THROWS_WITH(sa::check_plain_text("ab\x7f", "--text d"), Contains("byte 0x7F on line 1 is not plain ASCII"));
+    CHECK_NOTHROW(sa::check_plain_text("~ }", "--text t"));  // 0x7e and 0x20, the last and the first printable
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("ab");
+    const std::vector<std::size_t> text = sa::encode(vocabulary, "abab");
+    INFO("a trigram needs the two characters before position j, so j starts at 2");
+    CHECK_THROWS_WITH(sa::ngram_probability(sa::count_ngrams(text, 3, 2), text, 1),
+                      Contains("position 1 does not have the 2 tokens before it"));
+    INFO("a window of 4 and the character after it need 5 characters");
+    sa::SplitMix64 generator(1);
+    CHECK_THROWS_WITH(sa::random_batch(text, 1, 4, generator), Contains("has no window of 4"));
+}
+
+TEST_CASE("even_batch_positions: the windows spread from the text's start to its last character", "[ch14][support]")
+{
+    // 10 tokens, 3 windows of 4: the last window may start at 10 − 4 − 1 = 5, so that its last
+    // target is token 9, the text's last; starts ⌊w · 5 / 2⌋ = 0, 2, 5, each predicting start + 1 …
+    // start + 4.
+    const std::vector<std::size_t> tokens(10, 0);
+    CHECK(sa::even_batch_positions(tokens, 3, 4) == std::vector<std::size_t>{1, 2, 3, 4, 3, 4, 5, 6, 6, 7, 8, 9});
+    INFO("one window starts at 0");
+    CHECK(sa::even_batch_positions(tokens, 1, 4) == std::vector<std::size_t>{1, 2, 3, 4});
+}
+
 TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
 {
     const sa::LanguageModel model = small_model(8);

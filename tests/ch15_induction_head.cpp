@@ -183,6 +183,15 @@ TEST_CASE("The ablation zeroes one head's output and leaves every other head's o
     CHECK_THROWS_AS(sa::ablated_forward(model, tokens, window, {0, 2}), std::invalid_argument);
 }
 
+TEST_CASE("letter_tokens: A to Z and a to z, and none of their ASCII neighbours", "[ch15][support]")
+{
+    // '@' and '[' sit just before 'A' and just after 'Z' in ASCII, '`' and '{' around 'a' and 'z'.
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("@AZ[`az{ 5");
+    INFO("the vocabulary in byte order: ' ', '5', '@', 'A', 'Z', '[', '`', 'a', 'z', '{'; the letters are tokens "
+         "3, 4, 7 and 8");
+    CHECK(sa::letter_tokens(vocabulary) == std::vector<std::size_t>{3, 4, 7, 8});
+}
+
 TEST_CASE("Repeated letters: a seeded shuffle of distinct letters, repeated once, then its first letter",
           "[ch15][support]")
 {

@@ -31,11 +31,10 @@ def read_times(path):
 def report(cases, count, ctest_seconds, build_seconds):
     """The lines to print: the slowest tests, then the totals."""
     slowest = sorted(cases, key=lambda case: case[1], reverse=True)[:count]
-    width = max((len(name) for name, _, _ in slowest), default=0)
     lines = [f"The {len(slowest)} slowest of {len(cases)} tests (wall time of each):"]
     for name, seconds, status in slowest:
-        note = "" if status == "run" else f"  ({status})"
-        lines.append(f"  {seconds:8.2f} s  {name.ljust(width)}{note}".rstrip())
+        note = "" if status == "run" else f" ({status})"
+        lines.append(f"  {seconds:8.2f} s  {name}{note}")
     summed = sum(seconds for _, seconds, _ in cases)
     total = f"Total: the tests' own times add up to {summed:.1f} s"
     if ctest_seconds is not None:

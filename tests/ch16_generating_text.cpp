@@ -573,7 +573,7 @@ TEST_CASE("The induction head at work: chapter 15's model on a rare name recompu
     CHECK(copied_by_case[4] == 0);
 }
 
-TEST_CASE("The copying model completes names of the Bible that chapter 15's model does not, recomputed",
+TEST_CASE("The copying model completes names of the Bible that chapter 15's model does not (recomputed)",
           "[.ch16-run][support]")
 {
     const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);

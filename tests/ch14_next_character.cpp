@@ -1162,7 +1162,7 @@ void check_printed_moves(const std::string& output, double v, const std::vector<
     CHECK_THAT(output, Contains(fmt::format("in embedding ({}, {}), the row of '{}'", again.row, again.column,
                                             characters.at(again.row))));
     INFO("entry-steps: 600 steps of " << 2 * v * d + 4 * d * d << " entries each");
-    CHECK_THAT(output, Contains(fmt::format("; {} of the {} entry-steps moved more than α", again.above,
+    CHECK_THAT(output, Contains(fmt::format(";\n  {} of the {} entry-steps moved more than α", again.above,
                                             600 * (2 * v * d + 4 * d * d))));
 }
 

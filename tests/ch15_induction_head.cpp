@@ -777,7 +777,7 @@ TEST_CASE("The copying models' printed numbers and goals recomputed from the sav
     CHECK(std::fabs(first_model.second - first_model.first) < 0.1);
     INFO("rotary pairs of 16 features turn by 63 · 10000^(−i/8): pairs 4 to 7 stay below one radian (63 · 0.01 = "
          "0.63; pair 3: 63 · 0.0316 = 1.99); of 32 features, 63 · 10000^(−i/16) < 1 from pair 8 (pair 7: 1.12)");
-    CHECK_THAT(output, Contains("(63 places): 4 of 8 in a head of 16 features; 8 of 16 in a head of 32 features.\n"));
+    CHECK_THAT(output, Contains("(63 places):\n  4 of 8 in a head of 16 features; 8 of 16 in a head of 32 features.\n"));
     const sa::SpanLosses model = losses_on(copying, spans);
     const sa::SpanLosses four = losses_on(control, spans);
     CHECK_THAT(output, Contains("   2500  " + fmt::format("{:>9.3f}", model.second) + "\n"));

@@ -239,9 +239,9 @@ std::string moves_text(const Run& run, const sa::ModelShape& shape, const sa::Vo
         return "";
     }
     const std::size_t s = run.largest_move_step;
-    return fmt::format("Adam's largest move of one entry in one step: {:.{}f} α, at step s = {} in {}; {} of the {} "
+    return fmt::format("Adam's largest move of one entry in one step: {:.{}f} α, at step s = {} in {};\n  {} of the {} "
                        "entry-steps moved more than α.\n"
-                       "Its bound at step {} for an entry whose gradient was 0 at every earlier step: {:.{}f} α, "
+                       "Its bound at step {} for an entry whose gradient was 0 at every earlier step: {:.{}f} α,\n  "
                        "growing to α (1 - β1)/√(1 - β2) = {:.{}f} α; for any gradients: {:.{}f} α.\n",
                        run.largest_move.largest, digits, s, entry_name(shape, vocabulary, run.largest_move),
                        run.moves_above_alpha, run.training_loss.size() * sa::parameter_count(shape), s,

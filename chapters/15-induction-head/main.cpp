@@ -723,7 +723,8 @@ std::string span_text(const sa::LanguageModel& model, const Data& data, std::siz
 // only those can compare two characters whatever the distance between them.
 std::string rotary_text(std::size_t narrow_heads)
 {
-    std::string text = fmt::format("Rotary pairs turning less than one radian across a window ({} places):", context - 1);
+    std::string text = fmt::format("Rotary pairs turning less than one radian across a window ({} places):\n ",
+                                   context - 1);
     const std::vector<std::size_t> widths = narrow_heads == copy_heads ? std::vector<std::size_t>{copy_heads}
                                                                         : std::vector<std::size_t>{narrow_heads, copy_heads};
     for (const std::size_t heads : widths) {

@@ -537,9 +537,9 @@ std::string names_text(const sa::LanguageModel& letters, const sa::LanguageModel
 {
     const std::vector<std::string> by_letters = completed_names(letters, vocabulary);
     const std::vector<std::string> by_copying = completed_names(copying, vocabulary);
-    std::string list;
-    for (const std::string& name : by_copying) {
-        list += (list.empty() ? "" : ", ") + name;
+    std::string list;  // six names a line
+    for (std::size_t k = 0; k < by_copying.size(); ++k) {
+        list += (k == 0 ? "" : k % 6 == 0 ? ",\n  " : ", ") + by_copying[k];
     }
     return fmt::format("{} names of the King James text, each in \"Then came NAME the king, \" and begun again with "
                        "its first 4 letters;\ncompleted greedy, all but at most one letter: chapter 15's model {} of "

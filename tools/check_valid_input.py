@@ -58,7 +58,9 @@ def runs_for(name, usage):
     if not embeddings:  # a program without the reader's embeddings (chapter 12): its own options only
         runs = [] if name in TRAINS else [[]]
         if "--steps" in names:
-            runs += [["--steps", "0"], ["--steps", "1"]]
+            # a second phase of training (chapter 15's copying models) is kept as short as the first
+            phase = ["--copy-steps", "1"] if "--copy-steps" in names else []
+            runs += [["--steps", "0", *phase], ["--steps", "1", *phase]]
         return runs
     shapes = CORNERS_ONLY.get(name, [(n, d) for n in TOKENS for d in WIDTHS])
     runs = []

@@ -937,7 +937,7 @@ std::string induction_chapter(const sa::Example& example)
         const Goals goals = check_goals(model, data, whole, text_previous[0], needed, compared);
         report.text(goals_text(goals, compared));
     }
-    if (load.empty() && model.layers.size() >= 2) {
+    if (load.empty() && model.layers.size() >= 2 && options.copy_steps > 0) {  // 0: no second half
         report.text("\n" + prefix_text(data, seed) +
                     copying_chapter(runs, data, options.steps, options.copy_steps,
                                     best_head(whole.induction.back()), digits));
@@ -964,8 +964,8 @@ int main(int argc, char** argv)
                          sa::mouse_eats_cheese()};
     info.uses_seed = true;
     info.options = {{"--steps", "N", "training steps, 0 to 5000", "2000"},
-                    {"--copy-steps", "N", "steps of the copying models' second phase (repeated text), 0 to 5000",
-                     "2500"},
+                    {"--copy-steps", "N", "steps of the copying models' second phase (repeated text), 0 to 5000; "
+                     "0 leaves the chapter's second half out", "2500"},
                     {"--layers", "L", "attention layers, 1 to 4", "2"},
                     {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
                     {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},

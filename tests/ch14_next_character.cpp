@@ -652,20 +652,27 @@ TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
     CHECK(sa::save_safetensors(loaded.model, loaded.vocabulary) == bytes);
 }
 
+namespace {
+
+// The loader refuses the bytes in one line that says the fragment.
+void refused(const std::string& bytes, const std::string& fragment)
+{
+    INFO("expected a refusal that says: " << fragment);
+    try {
+        (void)sa::load_safetensors(bytes);
+        FAIL("the file was accepted");
+    } catch (const std::invalid_argument& error) {
+        const std::string message = error.what();
+        CHECK_THAT(message, Contains(fragment));
+        CHECK(message.find('\n') == std::string::npos);
+    }
+}
+
+}  // namespace
+
 TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with one line", "[ch14][support]")
 {
     const std::string good = sa::save_safetensors(small_model(9), "abcd");
-    const auto refused = [](const std::string& bytes, const std::string& fragment) {
-        INFO("expected a refusal that says: " << fragment);
-        try {
-            (void)sa::load_safetensors(bytes);
-            FAIL("the file was accepted");
-        } catch (const std::invalid_argument& error) {
-            const std::string message = error.what();
-            CHECK_THAT(message, Contains(fragment));
-            CHECK(message.find('\n') == std::string::npos);
-        }
-    };
     refused("", "fewer than the 8 of the header's length");
     refused(good.substr(0, 100), "the file is truncated: its header says");
     refused(good.substr(0, good.size() - 8), "bytes of data after the header, but its tensors need");
@@ -725,17 +732,6 @@ TEST_CASE("Safetensors: data with a gap or an overlap, or a model of no layer, i
 {
     const sa::LanguageModel model = small_model(9);  // 2 layers, d = 8: each layer's matrix is 512 bytes
     const std::string good = sa::save_safetensors(model, "abcd");
-    const auto refused = [](const std::string& bytes, const std::string& fragment) {
-        INFO("expected a refusal that says: " << fragment);
-        try {
-            (void)sa::load_safetensors(bytes);
-            FAIL("the file was accepted");
-        } catch (const std::invalid_argument& error) {
-            const std::string message = error.what();
-            CHECK_THAT(message, Contains(fragment));
-            CHECK(message.find('\n') == std::string::npos);
-        }
-    };
     // layers.0.w_key's data start where w_query's do, [256, 768): the two overlap and the last
     // 512 bytes are covered by no tensor.
     refused(header_replaced(good, "[768,1280]", "[256,768]"),

@@ -102,15 +102,37 @@ class ChapterFigure(SphinxDirective):
         self.env.note_dependency(path)
         uri = "/" + os.path.relpath(path, self.env.srcdir)
         image = nodes.image(uri=uri, alt=self.options["alt"])
+        wide = svg_width(path) > COLUMN_WIDTH
         if "width" in self.options:
             image["width"] = self.options["width"]
-        figure = nodes.figure("", image, classes=["chapter-figure"])
-        if self.content:
+        elif wide:
+            # Shown scaled to the column, which makes Sphinx link it to the file itself
+            # (html_scaled_image_link): a click opens it full size, where a compact heatmap's
+            # cells give their values as tooltips.
+            image["width"] = "100%"
+        figure = nodes.figure("", image, classes=["chapter-figure"] + (["opens-full-size"] if wide else []))
+        if self.content or wide:
             caption_text = " ".join(self.content)
             caption_nodes, messages = self.state.inline_text(caption_text, self.lineno)
+            if wide:
+                caption_nodes.append(nodes.Text((" " if caption_text else "") +
+                                                "(Select the figure to open it full size.)"))
             figure += nodes.caption(caption_text, "", *caption_nodes)
             figure += messages
         return [figure]
+
+
+# The widest figure the page's column shows at its own size, in CSS pixels (furo's content
+# column at 1280 px); a wider one is scaled down and opens full size on a click.
+COLUMN_WIDTH = 736
+
+
+def svg_width(path):
+    """The width attribute of an SVG file's root element, in pixels (0 where it has none)."""
+    with open(path, encoding="utf-8") as file:
+        head = file.read(2000)
+    match = re.search(r'<svg\b[^>]*\swidth="([0-9.]+)', head)
+    return float(match.group(1)) if match else 0.0
 
 
 def copy_mathjax(app, exception):

@@ -11,8 +11,10 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <libxml/parser.h>
 #include <unistd.h>
 
@@ -335,6 +337,54 @@ TEST_CASE("heatmaps of 2 to 6 rows and columns keep a sensible size", "[svg]")
     }
     // Negative numbers print exactly as the chapter programs print them.
     CHECK_THAT(numbered_svg(2, 2), Contains(">-3.500</text>"));
+}
+
+TEST_CASE("a heatmap of more than 16 rows or columns is compact: its values are tooltips", "[svg]")
+{
+    // A character model's attention over a window of 64 is a 64x64 map: three decimals in each
+    // of 4096 cells of 56 px made a 3,700 px figure shown at a fifth of its size (issue 37).
+    INFO("16x16 is still a grid of numbers: 256 cells, each with its text, at least 56 px wide");
+    const std::string sixteen = numbered_svg(16, 16);
+    CHECK(count(sixteen, "class=\"cell-value\"") == 256);
+    CHECK(attribute_number(elements(sixteen, "<rect class=\"cell ").at(0), "width") >= 56);
+    for (const auto& [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{{17, 3}, {3, 17}, {20, 20}}) {
+        const std::string svg = numbered_svg(rows, cols);
+        INFO("a " << rows << "x" << cols << " heatmap: compact, since one side has more than 16");
+        CHECK(xml_problem(svg).empty());
+        const auto cells = elements(svg, "<rect class=\"cell ");
+        REQUIRE(cells.size() == rows * cols);
+        CHECK(count(svg, "class=\"cell-value\"") == 0);
+        CHECK(attribute_number(cells.at(0), "width") == 16);
+        CHECK(attribute_number(cells.at(0), "height") == 16);
+        // Row 2, column 1 holds 2 cols + 1 - 3.5, written with the precision's 3 decimals, as in a table.
+        const double value = 2.0 * static_cast<double>(cols) + 1.0 - 3.5;
+        CHECK(count(svg, fmt::format("<title>Token2 \u2192 Token1: {:.3f}</title></rect>", value)) == 1);
+        CHECK(count(svg, "</title></rect>") == rows * cols);
+        // "Token12" is 7 characters, wider than one 16 px cell: a label every k-th column, with
+        // k cells (16 k px) at least as wide as the 7 characters at about 0.55 em of 13 px each.
+        const auto labels = elements(svg, "<text class=\"col-label\"");
+        if (cols < 17) {
+            continue;  // 3 columns: one label is all a stride of more than 3 leaves
+        }
+        REQUIRE(labels.size() >= 2);
+        const double step = attribute_number(labels.at(1), "x") - attribute_number(labels.at(0), "x");
+        const auto every = static_cast<std::size_t>(step / 16.0);
+        CHECK(step == 16.0 * static_cast<double>(every));
+        CHECK(step >= 7 * 0.55 * 13);
+        CHECK(labels.size() == (cols + every - 1) / every);
+    }
+    INFO("64 single characters: every column labelled, the grid 64 x 16 = 1024 px wide");
+    sa::Heatmap window;
+    window.values = sa::Matrix(64, 64);
+    for (std::size_t i = 0; i < 64; ++i) {
+        window.row_labels.push_back(std::string(1, static_cast<char>('a' + i % 26)));
+        window.col_labels.push_back(window.row_labels.back());
+        window.values(i, 0) = 1.0;
+    }
+    const std::string svg = sa::heatmap_svg(window);
+    CHECK(elements(svg, "<text class=\"col-label\"").size() == 64);
+    CHECK(elements(svg, "<text class=\"row-label\"").size() == 64);
+    CHECK(attribute_number(elements(svg, "<svg ").at(0), "width") < 1024 + 200);
 }
 
 TEST_CASE("a long title or axis title widens the figure instead of spilling out of it", "[svg]")

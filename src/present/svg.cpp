@@ -170,8 +170,19 @@ struct HeatmapValues {
     [[nodiscard]] bool has_finite() const { return low <= high; }
 };
 
+// A heatmap with more rows or columns than this is drawn compact (heatmap_svg()).
+constexpr std::size_t compact_above = 16;
+constexpr double compact_cell = 16.0;  // a compact cell's side, in pixels
+
+bool compact(const Heatmap& heatmap)
+{
+    return heatmap.values.rows() > compact_above || heatmap.values.cols() > compact_above;
+}
+
 // Where everything of a heatmap goes: the grid, then the colour scale and its keys.
 struct HeatmapLayout {
+    bool compact = false;
+    std::size_t label_every = 1;  // a compact grid labels every k-th column, where each label fits
     double cell_w = 0.0;
     double cell_h = 40.0;
     double pad = 12.0;
@@ -245,7 +256,16 @@ double widest(const std::vector<std::string>& labels)
 // column labels, grid.
 void lay_out_grid(const Heatmap& heatmap, const HeatmapValues& found, HeatmapLayout& layout)
 {
-    layout.cell_w = std::ceil(std::max({56.0, found.widest_value + 18.0, widest(heatmap.col_labels) + 12.0}));
+    layout.compact = compact(heatmap);
+    if (layout.compact) {
+        layout.cell_w = compact_cell;
+        layout.cell_h = compact_cell;
+        // Every k-th column label, k the least that leaves each label 4 px to spare.
+        const double label_w = widest(heatmap.col_labels) + 4.0;
+        layout.label_every = static_cast<std::size_t>(std::max(1.0, std::ceil(label_w / compact_cell)));
+    } else {
+        layout.cell_w = std::ceil(std::max({56.0, found.widest_value + 18.0, widest(heatmap.col_labels) + 12.0}));
+    }
     layout.row_axis_x = layout.pad + 8.0;
     layout.grid_left = std::ceil(layout.row_axis_x + 14.0 + widest(heatmap.row_labels) + 10.0);
     double y = layout.pad;
@@ -328,7 +348,7 @@ std::string heatmap_labels(const Heatmap& heatmap, const HeatmapLayout& layout)
             "dominant-baseline=\"central\" font-style=\"italic\" fill=\"#444444\">{2}</text>\n",
             num(layout.row_axis_x), num(cy), escape(heatmap.row_axis));
     }
-    for (std::size_t c = 0; c < heatmap.values.cols(); ++c) {
+    for (std::size_t c = 0; c < heatmap.values.cols(); c += layout.label_every) {
         svg += fmt::format("<text class=\"col-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
                            num(layout.grid_left + layout.cell_w * static_cast<double>(c) + layout.cell_w / 2.0),
                            num(layout.col_labels_y), escape(heatmap.col_labels[c]));
@@ -336,7 +356,8 @@ std::string heatmap_labels(const Heatmap& heatmap, const HeatmapLayout& layout)
     for (std::size_t r = 0; r < heatmap.values.rows(); ++r) {
         svg += fmt::format("<text class=\"row-label\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
                            num(layout.grid_left - 10.0),
-                           num(layout.grid_top + layout.cell_h * static_cast<double>(r) + layout.cell_h / 2.0 + 4.5),
+                           num(layout.grid_top + layout.cell_h * static_cast<double>(r) + layout.cell_h / 2.0 +
+                               (layout.compact ? 4.0 : 4.5)),
                            escape(heatmap.row_labels[r]));
     }
     return svg;
@@ -386,15 +407,24 @@ std::string heatmap_cells(const Heatmap& heatmap, const HeatmapValues& found, co
             const double cell_y = layout.grid_top + cell_h * static_cast<double>(r);
             const CellLook look = cell_look(value, found);
             const double inset = look.kind == "nan" ? 1.5 : 0.0;
+            const std::string shown = value_text(value, heatmap.precision);
+            // A compact cell holds no text: its value, with its row and column, is its tooltip.
+            const std::string end =
+                layout.compact ? fmt::format("><title>{} \u2192 {}: {}</title></rect>\n", escape(heatmap.row_labels[r]),
+                                             escape(heatmap.col_labels[c]), escape(shown))
+                               : "/>\n";
             svg += fmt::format(
                 "<rect class=\"cell {}\" data-row=\"{}\" data-col=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-                "fill=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}/>\n",
+                "fill=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}{}",
                 look.kind, r, c, num(x + inset), num(cell_y + inset), num(cell_w - 2 * inset), num(cell_h - 2 * inset),
-                look.fill, look.stroke, look.kind == "nan" ? "2" : "1", look.extra);
+                look.fill, look.stroke, look.kind == "nan" ? "2" : (layout.compact ? "0.5" : "1"), look.extra, end);
+            if (layout.compact) {
+                continue;
+            }
             svg += fmt::format(
                 "<text class=\"cell-value\" x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{}\"{}>{}</text>\n",
                 num(x + cell_w / 2.0), num(cell_y + cell_h / 2.0 + 4.5), look.text_colour,
-                look.kind == "value" ? "" : " font-weight=\"bold\"", escape(value_text(value, heatmap.precision)));
+                look.kind == "value" ? "" : " font-weight=\"bold\"", escape(shown));
         }
     }
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888888\"/>\n",

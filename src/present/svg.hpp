@@ -23,6 +23,11 @@ namespace sa {
 /// cells likewise with "+∞", and NaN cells are white with a dashed red border and
 /// "NaN", so that none of them can pass for a number.
 ///
+/// A heatmap of more than 16 rows or columns (a character model's attention over a
+/// window) is drawn compact: cells of 16 pixels with no number in them, each cell's
+/// value (and its row and column) as its tooltip, and every k-th column labelled, k the
+/// least that gives each label room; the colour scale still gives both ends.
+///
 /// Chapter programs draw one through Report::heatmap, which sets the fields by name.
 struct Heatmap {
     std::string title = {};                    ///< shown above the grid and as the SVG's `<title>`
@@ -65,7 +70,8 @@ struct LinePlot {
 /// Row labels run down the left with the row axis title, column labels along the
 /// top with the column axis title; each cell shows its value with
 /// Heatmap::precision decimals, exactly as the chapter programs print it (white
-/// text on dark cells). The colour scale gives the smallest and the largest finite
+/// text on dark cells), or, in a compact heatmap (more than 16 rows or columns),
+/// holds it as its tooltip instead. The colour scale gives the smallest and the largest finite
 /// value; swatches below it explain masked and NaN cells when there are any.
 /// \param heatmap the matrix and its labels
 /// \return a complete SVG document

@@ -440,7 +440,8 @@ Data read_data(const sa::Corpus& corpus, const sa::Vocabulary& vocabulary, std::
     }
     if (data.letters.size() < context / 2) {
         throw sa::UsageError(fmt::format("--text: the training text has {} distinct letters (A-Z, a-z); the test "
-                                         "sequences need {}", data.letters.size(), context / 2));
+                                         "sequences need {}: each is {} distinct letters in a random order, twice",
+                                         data.letters.size(), context / 2, context / 2));
     }
     data.held_out = sa::even_batch(held_out, held_out_windows, context);
     sa::SplitMix64 test_generator(seed + 1);  // the test sequences: not the training generator's draws
@@ -968,7 +969,8 @@ int main(int argc, char** argv)
                      "0 leaves the chapter's second half out", "2500"},
                     {"--layers", "L", "attention layers, 1 to 4", "2"},
                     {"--heads", "H", "attention heads: 1, 2, 4, 8, 16 or 32 (d = 64)", "4"},
-                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
+                    {"--text", "FILE", "train on your own plain ASCII text, with at least 32 distinct letters (A-Z and a-z "
+                                       "count apart) for the test sequences; every tenth line is held out", ""},
                     {"--save", "FILE", "write the trained model to FILE (safetensors, F64)", ""},
                     {"--load", "FILE", "read a saved model instead of training one", ""},
                     {"--sequence", "TEXT", "with --load: score the model on TEXT, 2 to 32 characters, repeated once",

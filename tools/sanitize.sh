@@ -2,6 +2,8 @@
 # Build everything with AddressSanitizer and UndefinedBehaviorSanitizer and run the
 # whole test suite under them: the Catch2 tests, every chapter program on its
 # example, on the "try it yourself" command and on each kind of malformed input.
+# (Not the grader's scenarios: their grading builds take their own flags, not these,
+# so they would only repeat tools/test.sh's run; nor the fuzzers, which carry their own.)
 # Any report stops the run (-fno-sanitize-recover) and fails the test that caused it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

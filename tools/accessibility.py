@@ -11,12 +11,15 @@ headless Chromium, served from 127.0.0.1 only, with its math typeset and its
 "Try it here" panel showing its first result; axe-core (installed by
 tools/setup.sh from the npm registry, pinned to AXE_VERSION, and injected from
 the local file, never from a network) then audits it in the light colour scheme
-and again in the dark one.
+and again in the dark one: there with the rules that look at colours alone, since
+the others find the same in both wherever both show the same elements
+(audit_schemes()).
 
 The colour contrast of code is checked apart. The listings' syntax highlighting (a
-span per token, inside div.highlight pre) and the API page's signatures (dt.sig) are
-most of the elements axe-core's color-contrast rule looks at (on a chapter page two in
-three or more, on the API page half), and that rule, which composes each element's
+span per token, inside div.highlight pre) and the API page's entries (dl.cpp: each
+signature and its description) are most of the elements axe-core's color-contrast rule
+looks at (on a chapter page two in three or more, on the API page nearly all), and that
+rule, which composes each element's
 stack of backgrounds, is the slowest of the audit. So color-contrast skips those
 blocks (its selector is narrowed; every other rule still audits them), and
 tools/browser/code_contrast.js checks their text in the same colour scheme, before
@@ -70,9 +73,13 @@ ACCEPTED = {
 }
 
 # The blocks whose text colours code_contrast.js checks in place of axe-core's color-contrast
-# rule: the syntax-highlighted listings (one span per token) and the API page's signatures.
-CODE_BLOCKS = ["div.highlight pre", "dt.sig"]
+# rule: the syntax-highlighted listings (one span per token) and the generated reference's
+# entries (dl.cpp: each signature and its description; the API page's 10,000 texts, 8,500 of
+# them in those entries, where color-contrast took 50 s a colour scheme and the script 2 s).
+CODE_BLOCKS = ["div.highlight pre", "dl.cpp"]
 CODE_CONTRAST = "code-contrast"  # the name its findings are reported under
+# Elements shown in one colour scheme only, besides the theme button's icons (audit_schemes()).
+SCHEME_ONLY = ".only-light, .only-dark"
 
 RUN_AXE = browser_script("run_axe")
 CODE_CONTRAST_CHECK = browser_script("code_contrast")
@@ -82,8 +89,12 @@ WAIT_FOR_RUN = browser_script("wait_for_run")
 PANEL_STATE = browser_script("panel_state")
 
 
-def audit(driver, page, scheme):
-    """The problems axe-core and the code contrast check find on the open page in one colour scheme, as lines."""
+def audit(driver, page, scheme, colour_rules_only=False):
+    """The problems axe-core and the code contrast check find on the open page in one colour scheme, as lines.
+
+    With colour_rules_only, axe-core runs only its rules whose result can depend on colours (its tag
+    cat.color: color-contrast and link-in-text-block), for a page already audited whole in the other
+    scheme whose shown elements are the same in both (see audit_schemes())."""
     driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
     code = driver.execute_script(CODE_CONTRAST_CHECK, CODE_BLOCKS)
     problems = []
@@ -93,7 +104,7 @@ def audit(driver, page, scheme):
                         f"least {kind['required']}:1 with its background: {kind['fg']} on {kind['bg']} has "
                         f"{kind['ratio']}:1 ({kind['fontSize']:g} px{weight}), {kind['count']} element(s): "
                         f"{kind['where']} \"{kind['text']}\"")
-    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD, CODE_BLOCKS, code["undecided"])
+    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD, CODE_BLOCKS, code["undecided"], colour_rules_only)
     if isinstance(found, dict):
         return problems + [f"{page} [{scheme}]: axe-core could not run: {found['error']}"]
     for violation in found:
@@ -102,6 +113,27 @@ def audit(driver, page, scheme):
         where = "; ".join(violation["nodes"]) + (" ..." if violation["count"] > len(violation["nodes"]) else "")
         problems.append(f"{page} [{scheme}]: {violation['id']} ({violation['impact']}): {violation['help']}, "
                         f"{violation['count']} element(s): {where}")
+    return problems
+
+
+def audit_schemes(driver, page, lap=None):
+    """The problems of the open page in the light scheme, audited whole, and then in the dark one.
+
+    The theme (furo's body[data-theme]) changes colours, and what is shown in one scheme only:
+    the theme button's three icons, one shown in each scheme, and any element of the classes
+    only-light or only-dark. Every rule of axe-core that does not look at colours (names, roles,
+    landmarks, headings, ids, alternative text...) reads the shown elements, not their colours, so
+    it finds the same in both schemes wherever they show the same elements: on such a page the dark
+    scheme is audited by the colour rules alone (and the code contrast check); a page with elements
+    of one scheme only (SCHEME_ONLY) is audited whole in both. `lap(name)`, if given, is called
+    after each scheme (the browser check's --profile)."""
+    problems = audit(driver, page, "light")
+    if lap:
+        lap("axe light")
+    whole = driver.execute_script("return document.querySelectorAll(arguments[0]).length > 0", SCHEME_ONLY)
+    problems += audit(driver, page, "dark", colour_rules_only=not whole)
+    if lap:
+        lap("axe dark" if whole else "axe dark (colour rules)")
     return problems
 
 
@@ -159,7 +191,7 @@ def audit_page(driver, port, axe_source, page):
     driver.execute_async_script(WAIT_FOR_MATH)
     driver.execute_async_script(WAIT_FOR_PLAYGROUND)
     driver.execute_script(axe_source)
-    found = audit(driver, page, "light") + audit(driver, page, "dark")
+    found = audit_schemes(driver, page)
     if page == KEYBOARD_PAGE:
         driver.execute_script("document.body.dataset.theme = 'light'")
         found += keyboard_walk(driver)

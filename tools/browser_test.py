@@ -592,10 +592,8 @@ class Check:
             self.lap(page, "logs")
             scheme = self.driver.execute_script("return document.body.dataset.theme || ''")
             self.driver.execute_script(self.axe_source)
-            for colours in ("light", "dark"):
-                for problem in accessibility().audit(self.driver, page, colours):
-                    self.fail(page, "accessibility: " + problem[len(page) + 1:])
-                self.lap(page, f"axe {colours}")
+            for problem in accessibility().audit_schemes(self.driver, page, lambda part: self.lap(page, part)):
+                self.fail(page, "accessibility: " + problem[len(page) + 1:])
             self.driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
             # axe-core reads the style sheets itself and resolves a sheet's @import against the page, not
             # the sheet: those addresses are its, never the book's.

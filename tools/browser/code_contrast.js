@@ -9,8 +9,8 @@
 // over those below). WCAG 2.1's contrast ratio must be at least 4.5, or 3 for large text
 // (24 px, or 18.66 px bold, the size rounded as axe-core rounds it). Each combination of
 // colours, font size and weight is judged once. An element that is not shown (display:
-// none, hidden, transparent, in a closed <details>, of no size) is skipped, as axe-core
-// skips it. An element it cannot judge this simply (see `mixed`, `painted` and below) is
+// none, hidden, transparent, in a closed <details>, of no size, clipped away) is skipped, as
+// axe-core skips it. An element it cannot judge this simply (see `mixed`, `painted` and below) is
 // returned, for axe-core to audit.
 // Returns {failures: [{fg, bg, ratio, required, fontSize, bold, count, where, text}],
 //          undecided: [elements], checked: how many elements it looked at, kinds: combinations}.
@@ -46,8 +46,20 @@ const ratio = (a, b) => {
 };
 const hex = colour => '#' + colour.slice(0, 3).map(c => Math.round(c).toString(16).padStart(2, '0')).join('');
 
+// Clipped away to nothing (clip: rect(...) of no width or no height on a positioned element or
+// above it), as the "visually hidden" text for screen readers is, and MathJax's copy of each
+// formula in MathML: axe-core skips such text too.
+const clippedAway = memo(element => {
+  if (!element) return false;
+  const s = style(element);
+  const clip = /^rect\((-?[\d.]+)px,? (-?[\d.]+)px,? (-?[\d.]+)px,? (-?[\d.]+)px\)$/.exec(s.clip);
+  if (clip && (s.position === 'absolute' || s.position === 'fixed') &&
+      (+clip[3] <= +clip[1] || +clip[2] <= +clip[4])) return true;
+  return clippedAway(element.parentElement);
+});
 const shown = element => {
   if (element.closest('details:not([open])') && !element.closest('details:not([open]) > summary')) return false;
+  if (clippedAway(element)) return false;
   const visible = {visibilityProperty: true, opacityProperty: true};
   if (element.checkVisibility && !element.checkVisibility(visible)) return false;
   return Array.from(element.getClientRects()).some(r => r.width > 0 && r.height > 0);

@@ -342,7 +342,8 @@ TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads bit for bit and sends 4(n/
                       Contains("split evenly between 2 ranks"));
 }
 
-TEST_CASE("The longest sequence G devices hold grows as G times the tokens one rank's memory fits", "[ch17]")
+// The model on paper is the chapter's own counting, not a step the learner writes: checked, not graded.
+TEST_CASE("The longest sequence G devices hold grows as G times the tokens one rank's memory fits", "[ch17][support]")
 {
     INFO("b = 5 tokens, d_k = 2, d_v = 3: Q 5·2 = 10, state 5·(3+2) = 25, the block held and the one arriving "
          "2·5·(2+3) = 50, one row of scores 5: 90 = 5·(3·2 + 3·3 + 3)");

@@ -5,7 +5,8 @@
 ///        DeepSpeed-Ulysses, which trades sequence shards for head shards.
 ///
 /// The maths knows nothing of a network. Every message goes through a Communicator,
-/// a small interface of three calls (start a send, start a receive, wait for both).
+/// a small interface of three calls (start a send, start a receive, wait for both) and one
+/// collective for Ulysses (an all-to-all, which by default is made of the other three).
 /// The chapter's program implements it with Open MPI, one process per rank (or several
 /// ranks per process); LocalCommunicator implements it inside one process, for the
 /// tests and the playground. The same ring code runs over either.

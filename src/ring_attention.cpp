@@ -186,6 +186,24 @@ double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t 
     return 4.0 * (static_cast<double>(tokens) / p) * static_cast<double>(dim) * ((p - 1.0) / p) * 8.0;
 }
 
+//> ring-memory
+std::uint64_t ring_rank_numbers(std::uint64_t tokens_per_rank, std::uint64_t key_dim, std::uint64_t value_dim)
+{
+    const std::uint64_t queries = tokens_per_rank * key_dim;
+    const std::uint64_t state = tokens_per_rank * (value_dim + 2);  // Õ, μ and ℓ of each query
+    const std::uint64_t blocks = 2 * cached_step_reads(tokens_per_rank, key_dim, value_dim);  // held and arriving
+    const std::uint64_t score_row = tokens_per_rank;  // one row of the block's scores at a time
+    return queries + state + blocks + score_row;
+}
+
+std::uint64_t ring_longest_sequence(std::uint64_t device_bytes, std::uint64_t ranks, std::uint64_t key_dim,
+                                    std::uint64_t value_dim)
+{
+    const std::uint64_t per_token = ring_rank_numbers(1, key_dim, value_dim) * sizeof(double);
+    return ranks * (device_bytes / per_token);  // the largest b that fits, on each of the G ranks
+}
+//< ring-memory
+
 bool LocalCommunicator::runs(std::size_t /*rank*/) const
 {
     return true;
@@ -216,6 +234,29 @@ void LocalCommunicator::wait()
         }
         *pending.into = std::move(mailbox.front());
         mailbox.erase(mailbox.begin());
+    }
+}
+
+void Communicator::all_to_all(const AllToAll& outgoing, AllToAll& incoming)
+{
+    const std::size_t ranks = outgoing.size();
+    for (std::size_t from = 0; from < ranks; ++from) {
+        for (std::size_t to = 0; to < ranks && runs(from); ++to) {
+            if (to != from) {
+                send(from, to, outgoing[from][to]);
+                receive(to, from, incoming[from][to]);  // rank `from` is also a receiver, of rank `to`'s message
+            }
+        }
+    }
+    wait();
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        if (runs(rank)) {
+            if (incoming[rank][rank].size() != outgoing[rank][rank].size()) {
+                throw std::runtime_error(fmt::format("rank {} expected {} numbers from itself but got {}", rank,
+                                                     incoming[rank][rank].size(), outgoing[rank][rank].size()));
+            }
+            incoming[rank][rank] = outgoing[rank][rank];
+        }
     }
 }
 
@@ -350,10 +391,13 @@ struct HeadShare {
     std::size_t value_width;
 };
 
-HeadShare head_share(const RingSetup& setup, std::size_t heads, const Shard& shard)
+HeadShare head_share(const RingSetup& setup, std::size_t heads, const std::vector<Shard>& shards)
 {
-    const std::size_t key_dim = shard.queries.cols();
-    const std::size_t value_dim = shard.values.cols();
+    if (shards.empty()) {  // a process that runs no rank: it takes part in the all-to-alls with nothing
+        return {0, 0, 0};
+    }
+    const std::size_t key_dim = shards.front().queries.cols();
+    const std::size_t value_dim = shards.front().values.cols();
     if (heads == 0 || heads % setup.ranks != 0 || key_dim % heads != 0 || value_dim % heads != 0) {
         throw std::invalid_argument(fmt::format("Ulysses needs the {} heads to split evenly between {} ranks and "
                                                 "d_k = {} and d_v = {} to split into the heads", heads, setup.ranks,
@@ -417,28 +461,18 @@ Matrix heads_attention(const RingSetup& setup, const HeadShare& share, const std
 
 namespace {
 
-using Messages = std::vector<std::vector<std::vector<double>>>;  // [shard][other rank]: one message each
-
-// Starts a message from each shard's rank to every other rank, and the receive of one from each;
-// the message to itself is kept as it is. incoming[i][other] must already have its length.
-void exchange_all(Communicator& communicator, const std::vector<Shard>& shards, const Messages& outgoing,
-                  Messages& incoming, std::vector<RankResult>& results)
+// One all-to-all of Ulysses, with each rank's bytes sent and received (its message to itself stays).
+void exchange_all(Communicator& communicator, const AllToAll& outgoing, AllToAll& incoming,
+                  std::vector<RankResult>& results)
 {
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-        const std::size_t rank = shards[i].rank;
-        for (std::size_t other = 0; other < outgoing[i].size(); ++other) {
-            if (other == rank) {
-                continue;
+    communicator.all_to_all(outgoing, incoming);
+    for (RankResult& result : results) {
+        for (std::size_t other = 0; other < outgoing.size(); ++other) {
+            if (other != result.rank) {
+                result.bytes_sent += message_bytes(outgoing[result.rank][other]);
+                result.bytes_received += message_bytes(incoming[result.rank][other]);
             }
-            communicator.send(rank, other, outgoing[i][other]);
-            communicator.receive(other, rank, incoming[i][other]);
-            results[i].bytes_sent += message_bytes(outgoing[i][other]);
-            results[i].bytes_received += message_bytes(incoming[i][other]);
         }
-    }
-    communicator.wait();
-    for (std::size_t i = 0; i < shards.size(); ++i) {
-        incoming[i][shards[i].rank] = outgoing[i][shards[i].rank];
     }
 }
 
@@ -477,43 +511,42 @@ std::vector<RankResult> ulysses_attention(Communicator& communicator, const Ring
                                           const std::vector<Shard>& shards)
 {
     check_shards(setup, shards);
-    std::vector<RankResult> results(shards.size());
-    if (shards.empty()) {
-        return results;
-    }
-    const HeadShare share = head_share(setup, heads, shards.front());
+    const HeadShare share = head_share(setup, heads, shards);
     const std::size_t ranks = setup.ranks;
     std::vector<std::vector<std::size_t>> rows;
     for (std::size_t rank = 0; rank < ranks; ++rank) {
         rows.push_back(layout_rows(setup.layout, setup.tokens, ranks, rank));
     }
+    std::vector<RankResult> results(shards.size());
     // All-to-all 1: rank g sends rank t the columns of t's heads of its rows of Q, K and V.
-    Messages outgoing(shards.size(), std::vector<std::vector<double>>(ranks));
-    Messages incoming = outgoing;
+    AllToAll outgoing(ranks, std::vector<std::vector<double>>(ranks));  // [from][to]
+    AllToAll incoming = outgoing;                                        // [to][from]
     for (std::size_t i = 0; i < shards.size(); ++i) {
-        results[i].rank = shards[i].rank;
+        const std::size_t rank = shards[i].rank;
+        results[i].rank = rank;
         results[i].rows = shards[i].rows;
         for (std::size_t other = 0; other < ranks; ++other) {
-            outgoing[i][other] = head_columns(shards[i], share, other);
-            incoming[i][other].assign(rows[other].size() * (2 * share.key_width + share.value_width), 0.0);
+            outgoing[rank][other] = head_columns(shards[i], share, other);
+            incoming[rank][other].assign(rows[other].size() * (2 * share.key_width + share.value_width), 0.0);
         }
     }
-    exchange_all(communicator, shards, outgoing, incoming, results);
+    exchange_all(communicator, outgoing, incoming, results);
     // Each rank: attention on its h/G heads over the whole sequence.
     std::vector<Matrix> head_outputs;
     for (std::size_t i = 0; i < shards.size(); ++i) {
-        head_outputs.push_back(heads_attention(setup, share, incoming[i], results[i].pairs));
+        head_outputs.push_back(heads_attention(setup, share, incoming[shards[i].rank], results[i].pairs));
     }
     // All-to-all 2: rank t sends rank s the rows of s of its heads' outputs.
     for (std::size_t i = 0; i < shards.size(); ++i) {
+        const std::size_t rank = shards[i].rank;
         for (std::size_t other = 0; other < ranks; ++other) {
-            outgoing[i][other] = rows_of(head_outputs[i], rows[other]);
-            incoming[i][other].assign(shards[i].rows.size() * share.value_width, 0.0);
+            outgoing[rank][other] = rows_of(head_outputs[i], rows[other]);
+            incoming[rank][other].assign(shards[i].rows.size() * share.value_width, 0.0);
         }
     }
-    exchange_all(communicator, shards, outgoing, incoming, results);
+    exchange_all(communicator, outgoing, incoming, results);
     for (std::size_t i = 0; i < shards.size(); ++i) {
-        results[i].outputs = join_heads(incoming[i], shards[i].rows.size(), share.value_width);
+        results[i].outputs = join_heads(incoming[shards[i].rank], shards[i].rows.size(), share.value_width);
     }
     return results;
 }

@@ -5,7 +5,8 @@
 ///        DeepSpeed-Ulysses, which trades sequence shards for head shards.
 ///
 /// The maths knows nothing of a network. Every message goes through a Communicator,
-/// a small interface of three calls (start a send, start a receive, wait for both).
+/// a small interface of three calls (start a send, start a receive, wait for both) and one
+/// collective for Ulysses (an all-to-all, which by default is made of the other three).
 /// The chapter's program implements it with Open MPI, one process per rank (or several
 /// ranks per process); LocalCommunicator implements it inside one process, for the
 /// tests and the playground. The same ring code runs over either.
@@ -153,13 +154,53 @@ enum class Layout {
 /// \return the bytes sent, as a real number
 [[nodiscard]] double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t dim);
 
-/// \brief The three calls the ring and Ulysses make between ranks; an implementation
+/// \brief The numbers one rank of the ring keeps for its b tokens of one head:
+///        \f$ b (3 d_k + 3 d_v + 3) \f$.
+///
+/// Its queries, \f$ b d_k \f$; its state, \f$ b (d_v + 2) \f$ (\f$ \tilde O \f$,
+/// \f$ \mu \f$ and \f$ \ell \f$ per query, the width of state_table()); the block of
+/// keys and values it holds and the one arriving, chapter 13's cached_step_reads() of b
+/// tokens each; and one row of a block's scores, b numbers, all absorb_block() keeps of
+/// them. The mask is taken as computed from the token rows, not stored. A model of
+/// attention's own memory in one layer's forward pass, not of a whole model.
+///
+/// \param tokens_per_rank b
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return the count above
+[[nodiscard]] std::uint64_t ring_rank_numbers(std::uint64_t tokens_per_rank, std::uint64_t key_dim,
+                                              std::uint64_t value_dim);
+
+/// \brief The longest sequence a ring of G devices of D bytes each holds, in doubles of 8 bytes:
+///        \f$ G \lfloor D / (8\, \mathrm{held}(1)) \rfloor \f$, with held() = ring_rank_numbers().
+///
+/// A rank's numbers grow linearly in b, so the largest b that fits is
+/// \f$ b_{\max} = \lfloor D / 8\, \mathrm{held}(1) \rfloor \f$;
+/// the rank with the most tokens holds \f$ \lceil n / G \rceil \f$, which fits exactly when
+/// \f$ n \le G b_{\max} \f$. The longest sequence grows with G; chapter 7's attention on
+/// one device stores the n×n scores and stops near \f$ \sqrt{D/8} \f$.
+///
+/// \param device_bytes D
+/// \param ranks G
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return the longest n (0 when not even one token fits)
+[[nodiscard]] std::uint64_t ring_longest_sequence(std::uint64_t device_bytes, std::uint64_t ranks,
+                                                  std::uint64_t key_dim, std::uint64_t value_dim);
+
+/// \brief Messages between every pair of G ranks, indexed by rank: in
+///        Communicator::all_to_all(), outgoing[g][t] goes from rank g to rank t and
+///        incoming[t][g] is what rank t receives from rank g.
+using AllToAll = std::vector<std::vector<std::vector<double>>>;
+
+/// \brief The calls the ring and Ulysses make between ranks; an implementation
 ///        carries the messages (Open MPI in the chapter's program, LocalCommunicator here).
 ///
 /// A message is a vector of doubles from one rank to another. send() and receive() only
 /// start a transfer, as MPI_Isend and MPI_Irecv do, so a rank can compute while its
 /// messages travel; wait() finishes every transfer started. Between two ranks, messages
-/// arrive in the order they were sent.
+/// arrive in the order they were sent. all_to_all() is the one collective call: every
+/// rank sends one message to every rank, as MPI_Alltoall does.
 class Communicator {
 public:
     virtual ~Communicator() = default;
@@ -184,6 +225,22 @@ public:
     /// \brief Finishes every send and receive started since the last wait().
     /// \throws std::runtime_error if a message is missing or its length is not the one expected
     virtual void wait() = 0;
+
+    /// \brief An all-to-all: every rank run here sends one message to every rank (itself
+    ///        included) and receives one from every rank, in one exchange.
+    ///
+    /// Both tables are G×G. For every rank g this process runs, outgoing[g][t] is its
+    /// message to rank t, and incoming[g][s] must already have the length of the message
+    /// rank s sends it, and receives it; the other rows are not read or written. Every
+    /// process calls it, one that runs no rank too, since over MPI it is a collective.
+    /// This version posts a send() and a receive() for every pair of different ranks and
+    /// waits, and copies the message a rank sends itself; the chapter's program makes it
+    /// one MPI_Alltoall.
+    ///
+    /// \param outgoing the messages of the ranks run here, [from][to]
+    /// \param incoming where their messages go, [to][from], each of the length expected
+    /// \throws std::runtime_error as wait(), or if a message to itself is not of the length expected
+    virtual void all_to_all(const AllToAll& outgoing, AllToAll& incoming);
 
     Communicator() = default;                                ///< an implementation starts with nothing in flight
     Communicator(const Communicator&) = delete;              ///< transfers in flight cannot be copied
@@ -305,8 +362,10 @@ struct RankResult {
 /// Q, K and V, so that rank t holds those heads for the whole sequence; it runs
 /// chapter 7's attention() on each of its heads, then a second exchange sends each rank
 /// back its rows. The result, rank g's rows of the heads side by side, equals
-/// multi_head_attention() before \f$ W_O \f$. The all-to-alls are sends and receives
-/// between every pair of ranks, posted together, as MPI_Alltoall does inside.
+/// multi_head_attention() before \f$ W_O \f$, bit for bit: each head is attention() on
+/// the same numbers, only moved. Each exchange is one Communicator::all_to_all() (one
+/// MPI_Alltoall in the chapter's program), so every process calls this function, one that
+/// runs no rank too (with no shards).
 ///
 /// \param communicator carries the messages
 /// \param setup n, G, the layout and the mask

@@ -137,7 +137,7 @@ def main():
     parser.add_argument("--root", required=True, help="the project's root folder")
     root = pathlib.Path(parser.parse_args().root).resolve()
     problems = []
-    sources = sorted([*root.glob("src/*.[ch]pp"), *root.glob("src/present/*.[ch]pp"), *root.glob("chapters/*/*.cpp")])
+    sources = sorted([*root.glob("src/*.[ch]pp"), *root.glob("src/present/*.[ch]pp"), *root.glob("chapters/*/*.[ch]pp")])
     markers = {path: markers_of(path, root, problems) for path in sources}
     used = set()
     for page in sorted([*root.glob("chapters/*/*.rst"), *root.glob("docs/*.rst")]):

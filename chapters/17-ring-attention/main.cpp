@@ -3,8 +3,9 @@
 //
 //   mpirun -np 4 build/bin/ch17-ring-attention
 //
-// Every process runs the same program; rank g of a ring runs on process r mod (processes), and
+// Every process runs the same program; rank g of a ring runs on process g mod (processes), and
 // the first process prints. Without mpirun it runs as one process that runs every rank.
+// --step-times FILE also times one ring step on this machine (step_times.hpp), apart from the output.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -24,13 +25,14 @@
 #include "random.hpp"
 #include "report.hpp"
 #include "ring_attention.hpp"
+#include "step_times.hpp"
 #include "tiled.hpp"
 
 namespace {
 
 constexpr std::size_t width = 24;  // d_k = d_v of the sharded run: 1, 2, 3, 4, 6, 8, 12 or 24 heads
 constexpr std::uint64_t seed = 17;
-constexpr sa::Layout layouts[] = {sa::Layout::contiguous, sa::Layout::striped, sa::Layout::zigzag};
+constexpr sa::Layout all_layouts[] = {sa::Layout::contiguous, sa::Layout::striped, sa::Layout::zigzag};
 
 const char* yes(bool flag)
 {
@@ -54,7 +56,20 @@ struct Options {
     std::size_t length;
     std::size_t heads;
     std::size_t stop_rank;
+    std::vector<sa::Layout> layouts;  // of the sharded run: one, or all three
 };
+
+std::vector<sa::Layout> chosen_layouts(const sa::Example& example)
+{
+    const std::string name = sa::choice_option(example, "--layout", {"all", "contiguous", "striped", "zig-zag"});
+    std::vector<sa::Layout> chosen;
+    for (const sa::Layout layout : all_layouts) {
+        if (name == "all" || name == sa::layout_name(layout)) {
+            chosen.push_back(layout);
+        }
+    }
+    return chosen;
+}
 
 Options read_options(const sa::Example& example)
 {
@@ -72,7 +87,7 @@ Options read_options(const sa::Example& example)
     const std::string stop = example.options.find("--stop-rank")->second;
     const std::size_t stop_rank =
         stop == "none" ? SIZE_MAX : static_cast<std::size_t>(sa::whole_option(example, "--stop-rank", 0, 63));
-    return {ranks, length, heads, stop_rank};
+    return {ranks, length, heads, stop_rank, chosen_layouts(example)};
 }
 
 // Why one machine is not enough: K and V grow with n (chapter 13's count of the numbers a cache holds).
@@ -238,11 +253,11 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::Network& network, const 
                        ranks_header + "  last/first  largest/mean\n";
     std::string bytes = fmt::format("Bytes each rank sent/received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n  layout     {}\n",
                                     sa::ring_bytes_formula(n, options.ranks, width), ranks_header);
-    sa::Matrix work_figure(std::size(layouts), options.ranks);
-    for (std::size_t l = 0; l < std::size(layouts); ++l) {
+    sa::Matrix work_figure(options.layouts.size(), options.ranks);
+    for (std::size_t l = 0; l < options.layouts.size(); ++l) {
         for (const bool causal : {false, true}) {
             //> sharded-ring
-            const sa::RingSetup setup{n, options.ranks, layouts[l], causal};
+            const sa::RingSetup setup{n, options.ranks, options.layouts[l], causal};
             const auto ring = network.ring(setup.ranks);
             const auto mine = sa::ring_attention(
                 *ring, setup, my_shards(*ring, setup, sequence.queries, sequence.keys, sequence.values));
@@ -253,8 +268,8 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::Network& network, const 
             }
             checks += check_line(setup, sequence, everyone);
             if (causal) {
-                work += work_row(layouts[l], everyone);
-                bytes += bytes_row(layouts[l], everyone);
+                work += work_row(options.layouts[l], everyone);
+                bytes += bytes_row(options.layouts[l], everyone);
                 for (const auto& result : everyone) {
                     work_figure(l, result.rank) = static_cast<double>(result.pairs);
                 }
@@ -290,13 +305,31 @@ void ulysses_run(sa::Report& report, const ring::Network& network, const Options
     const double ring = sa::ring_bytes_formula(n, options.ranks, width);
     report.text(fmt::format(
         "DeepSpeed-Ulysses, h = {} heads, {} per rank, causal:\n"
-        "  == chapter 9's heads side by side (W_O = I) to a relative 1e-12: {}\n"
+        "  == chapter 9's heads side by side (W_O = I), bit for bit: {}\n"
         "  numbers each rank puts through the two all-to-alls, 4·n·d/G = {}\n"
         "  bytes each rank sent: {}, against 4·(n/G)·d·(G-1)/G·8 = {:.0f}\n"
         "  the ring sends {:.0f} bytes per rank, {:.3f} times as many\n\n",
         options.heads, options.heads / options.ranks,
-        yes(sa::agree(sa::assemble_outputs(everyone, n), reference, 1e-12)), 4 * n * width / options.ranks, sent,
+        yes(sa::identical(sa::assemble_outputs(everyone, n), reference)), 4 * n * width / options.ranks, sent,
         ulysses, ring, ring / ulysses));
+}
+
+// Past this machine, on paper: the longest sequence G devices hold, one head of one layer, in doubles.
+std::string longest_sequences()
+{
+    constexpr std::uint64_t device_bytes = 80'000'000'000;  // an H100 SXM's 80 GB (2022)
+    constexpr std::uint64_t head_dim = 128;
+    std::string text = fmt::format(
+        "  the longest sequence G devices of D = {} GB hold, one head of d_k = d_v = {}, in doubles:\n"
+        "  each rank keeps b·(3d_k + 3d_v + 3) = {} numbers for its b tokens (Q, its state, the block it holds,\n"
+        "  the block arriving, one row of scores), so n <= G·floor(D / (8·{}))\n"
+        "      G     longest n\n", device_bytes / 1'000'000'000, head_dim,
+        fmt::format("{}·b", sa::ring_rank_numbers(1, head_dim, head_dim)), sa::ring_rank_numbers(1, head_dim, head_dim));
+    for (const std::uint64_t devices : {1, 8, 64, 512}) {
+        text += fmt::format("  {:>5}  {:>12}\n", devices,
+                            sa::ring_longest_sequence(device_bytes, devices, head_dim, head_dim));
+    }
+    return text + "\n";
 }
 
 // Past this machine, on paper: when does a ring step hide its transfer behind its compute?
@@ -319,7 +352,7 @@ std::string model_section()
         const double smallest = std::ceil(4.0 * device_rate / link.bytes_per_second);
         text += fmt::format("  {:<32}  {:>8.1f}  {:>10.0f}\n", link.name, link.bytes_per_second / 1e9, smallest);
     }
-    return text + "\n";
+    return text + "\n" + longest_sequences();
 }
 
 // The ring's timeline: which rank's block each rank holds at each step.
@@ -340,7 +373,7 @@ void figures(const sa::Example& example, const Options& options, const sa::Matri
     whole_numbers.precision = 0;
     const sa::Report drawings(whole_numbers);
     std::vector<std::string> names;
-    for (const sa::Layout layout : layouts) {
+    for (const sa::Layout layout : options.layouts) {
         names.push_back(sa::layout_name(layout));
     }
     const auto ranks = sa::numbered_labels("rank ", options.ranks, 0);
@@ -365,6 +398,12 @@ std::string ring_chapter(const sa::Example& example)
         const sa::Matrix work = sharded_runs(report, network, options);
         ulysses_run(report, network, options);
         report.text(model_section());
+        if (const std::string& path = example.options.at("--step-times"); !path.empty()) {  // every process times
+            const auto ranks = static_cast<std::size_t>(std::max(2, network.processes()));
+            const auto ring = network.ring(ranks);
+            ring::write_step_times(path, sa::Report(example), *ring, ranks, network.process(),
+                                   ring::this_machine(network.processes(), network.on_mpi()));
+        }
         if (network.process() != 0) {
             return "";
         }
@@ -406,7 +445,12 @@ int main(int argc, char** argv)
                     {"--length", "N", "tokens of the sharded run", "96"},
                     {"--ulysses-heads", "h", "heads of the Ulysses run, a multiple of G that divides d = 24", "4",
                      fit_heads},
-                    {"--stop-rank", "R", "make rank R fail at its first send, to see every process stopped", "none"}};
+                    {"--stop-rank", "R", "make rank R fail at its first send, to see every process stopped", "none"},
+                    {"--layout", "L", "layout of the sharded run: contiguous, striped, zig-zag or all", "all"},
+                    {"--step-times", "FILE",
+                     "write the measured time of a ring step's compute and transfer on this machine to FILE (with "
+                     "--figures, a plot too)", ""}};
+    info.writes = {"--step-times"};  // checked before the run starts
     static Silence silence;  // outlives main: the streams are flushed after it returns
     if (ring::launch_rank() != 0) {  // every process reads the same command line; the first one speaks
         std::cout.rdbuf(&silence);

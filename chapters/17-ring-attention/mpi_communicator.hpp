@@ -14,6 +14,7 @@
 #include <mpi.h>
 #endif
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -123,7 +124,69 @@ public:
         receives_.clear();
     }
 
+    // One MPI_Alltoall over this ring's processes: each process packs, for every process, the messages
+    // of the ranks it runs (ascending) to the ranks that process runs (ascending), and unpacks in the
+    // same order. Where the counts differ between processes (G does not divide n, or the processes run
+    // unequal numbers of ranks), MPI_Alltoallv, its form with a count per process.
+    //> mpi-all-to-all
+    void all_to_all(const sa::AllToAll& outgoing, sa::AllToAll& incoming) override
+    {
+        std::vector<int> send_counts(processes_, 0);
+        std::vector<int> receive_counts(processes_, 0);
+        std::vector<double> packed;
+        for (std::size_t process = 0; process < processes_; ++process) {
+            const std::size_t before = packed.size();
+            for_pairs(process_, process, [&](std::size_t from, std::size_t to) {
+                packed.insert(packed.end(), outgoing[from][to].begin(), outgoing[from][to].end());
+            });
+            send_counts[process] = static_cast<int>(packed.size() - before);
+            for_pairs(process, process_, [&](std::size_t from, std::size_t to) {
+                receive_counts[process] += static_cast<int>(incoming[to][from].size());
+            });
+        }
+        std::vector<double> received(static_cast<std::size_t>(offsets(receive_counts).back()));
+        // Every process must make the same call: MPI_Alltoall only when all send the same count everywhere.
+        const auto [fewest, most] = std::minmax_element(send_counts.begin(), send_counts.end());
+        int bounds[2] = {*fewest, -*most};
+        MPI_Allreduce(MPI_IN_PLACE, bounds, 2, MPI_INT, MPI_MIN, communicator_);
+        if (bounds[0] == -bounds[1]) {
+            MPI_Alltoall(packed.data(), send_counts[0], MPI_DOUBLE, received.data(), receive_counts[0], MPI_DOUBLE,
+                         communicator_);
+        } else {
+            MPI_Alltoallv(packed.data(), send_counts.data(), offsets(send_counts).data(), MPI_DOUBLE, received.data(),
+                          receive_counts.data(), offsets(receive_counts).data(), MPI_DOUBLE, communicator_);
+        }
+        std::size_t at = 0;
+        for (std::size_t process = 0; process < processes_; ++process) {
+            for_pairs(process, process_, [&](std::size_t from, std::size_t to) {
+                std::copy_n(received.begin() + static_cast<std::ptrdiff_t>(at), incoming[to][from].size(),
+                            incoming[to][from].begin());
+                at += incoming[to][from].size();
+            });
+        }
+    }
+    //< mpi-all-to-all
+
 private:
+    // Calls visit(from, to) for every rank `from` of one process and `to` of another, in the packing order.
+    template <typename Visit>
+    void for_pairs(std::size_t sender, std::size_t receiver, Visit visit) const
+    {
+        for (std::size_t from = sender; from < ranks_; from += processes_) {
+            for (std::size_t to = receiver; to < ranks_; to += processes_) {
+                visit(from, to);
+            }
+        }
+    }
+    // Where each process's numbers start, and at the end their total.
+    static std::vector<int> offsets(const std::vector<int>& counts)
+    {
+        std::vector<int> starts{0};
+        for (const int count : counts) {
+            starts.push_back(starts.back() + count);
+        }
+        return starts;
+    }
     struct Receive {
         std::size_t from;
         std::size_t to;
@@ -173,6 +236,7 @@ public:
     }
     [[nodiscard]] bool on_mpi() const { return session_.has_value(); }
     [[nodiscard]] int process() const { return session_ ? session_->process() : 0; }
+    [[nodiscard]] int processes() const { return session_ ? session_->processes() : 1; }
     // The communicator of one ring of `ranks` ranks.
     [[nodiscard]] std::unique_ptr<sa::Communicator> ring(std::size_t ranks) const
     {
@@ -200,6 +264,7 @@ public:
     explicit Network(std::size_t stop_rank) : stop_rank_(stop_rank) {}
     [[nodiscard]] bool on_mpi() const { return false; }
     [[nodiscard]] int process() const { return 0; }
+    [[nodiscard]] int processes() const { return 1; }
     [[nodiscard]] std::unique_ptr<sa::Communicator> ring(std::size_t /*ranks*/) const
     {
         return std::make_unique<LocalRing>(stop_rank_);

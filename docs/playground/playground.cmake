@@ -87,6 +87,8 @@ set(playground_reads_ch15-induction-head BOOK_CH15_MODEL)
 set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy --uncropped)
 # Chapter 16 reads chapter 15's copying model beside chapter 15's model (BOOK_CH15_MODEL + ".copying").
 set(playground_reads_ch16-generating-text BOOK_CH15_COPYING)
+# Chapter 17 simulates its ranks in one process (no MPI in the page): G, the layout and the length.
+set(playground_fields_ch17-ring-attention --ranks --layout --length)
 
 # book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file
 # scripts a chapter needs, from the macros its main.cpp names and its playground_reads_.

@@ -24,6 +24,10 @@ per problem, naming the page) when
 * the book's search finds nothing for "softmax";
 * a "Try it here" panel's text, exit status or figures differ from the native
   program's on the same options, served at 1280 pixels and from file:// at 390;
+* the attention explorer (chapter 15) does not answer a hover, a click that locks and one that
+  unlocks, the arrow keys, Enter and Escape, its layer selector or its ablation as it should, or
+  its weights on the panel's --sequence text, repeated once, give other induction scores or first
+  choices than the native program prints (to the printed digits), served and from file://;
 * with --axe, axe-core finds an accessibility problem on a page as it opens, or the
   keyboard walk through chapter 7's panel fails (tools/accessibility.py).
 
@@ -82,6 +86,9 @@ try:
     from selenium import webdriver
     from selenium.common.exceptions import TimeoutException, WebDriverException
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
 except ImportError:
     sys.exit("browser test: python3-selenium is missing. Install the Debian package: apt-get install python3-selenium")
 
@@ -181,6 +188,11 @@ PLAYGROUND_RUN = browser_script("playground_run")
 WAIT_FOR_FRONT_PAGE = browser_script("wait_for_front_page")
 WAIT_FOR_SEARCH = browser_script("wait_for_search")
 FIGURES_TEXT_OUTSIDE = browser_script("figures_text_outside")
+EXPLORER_STATE = browser_script("explorer_state")
+EXPLORER_ROWS = browser_script("explorer_rows")
+# The attention explorer of a chapter page is checked against the native program on its panel's example
+# sequence, repeated once, as the program's --sequence repeats it.
+EXPLORER_SEQUENCES = {"ch15-induction-head": "qzkvbjwmtfyhdgsp"}
 
 
 def solution_bodies(source):
@@ -388,6 +400,7 @@ class Shared:
         self.page_seconds = {}  # (page, "pass: part"): seconds spent, for --profile
         self.cache = PageCache(None, "")  # the pages that passed before (--cache)
         self.screenshot_pages = {}  # page: the names of the screenshots taken of it as it is open
+        self.explorer_pages = []  # the pages with an attention explorer
 
 
 class Check:
@@ -514,6 +527,7 @@ class Check:
         math = self.driver.execute_async_script(WAIT_FOR_MATH)
         self.driver.execute_async_script(WAIT_FOR_IMAGES)
         math["panel"] = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+        math["explorer"] = self.driver.execute_async_script(EXPLORER_STATE)  # its first view, before the audit
         return math
 
     def check_page(self, page):
@@ -526,6 +540,11 @@ class Check:
                 self.check_playground(page, None, "served", panel)
                 self.drain_logs(page)
             self.lap(page, "panel")
+        if panel is not None and page in self.shared.explorer_pages:
+            with self.timed("explorers"):
+                self.check_explorer(page, "served", interactions=True)
+                self.drain_logs(page)
+            self.lap(page, "explorer")
         if panel is not None:
             self.screenshots_of(page, phone=False)
         if panel is not None and self.axe_source and page == accessibility().KEYBOARD_PAGE:
@@ -636,6 +655,11 @@ class Check:
                     self.check_playground(page, None, "file://", opened["panel"])
                     self.drain_logs(page)
                 self.lap(page, "panel")
+            if self.file_mode and opened is not None and page in self.shared.explorer_pages:
+                with self.timed("explorers"):
+                    self.check_explorer(page, "file://", interactions=False)
+                    self.drain_logs(page)
+                self.lap(page, "explorer")
             if opened is not None:
                 self.screenshots_of(page, phone=True)
             self.end_visit("phone", page)
@@ -751,6 +775,167 @@ class Check:
             if name == "malformed" and status == 0:
                 self.fail(page, f"{where}: the native program accepted {values}")
             self.check_panel_figures(page, where, shown, status, figures)
+
+    def explorer_state(self, after=None):
+        """What the explorer shows now; with `after`, once it has finished more runs than that."""
+        return self.driver.execute_async_script(EXPLORER_STATE, after)
+
+    def check_explorer(self, page, how, interactions):
+        """The attention explorer: its first view, then (served) each interaction, and its numbers against the
+        native program's, with the time a hover takes to show new weights."""
+        state = self.explorer_state()
+        if state["state"] != "done":
+            self.fail(page, f"({how}) the attention explorer shows no result (it stays {state['state']}: "
+                            f"{state.get('status')})")
+            return
+        if interactions:
+            self.check_explorer_mouse(page, how)
+            self.check_explorer_keyboard(page, how)
+            self.check_explorer_selectors(page, how)
+        self.check_explorer_numbers(page, how)
+
+    def explorer_expect(self, page, where, shown, **expected):
+        """Fails for each field of what the explorer shows that is not as expected; returns whether all were."""
+        wrong = [f"{key} {shown.get(key)!r} (expected {value!r})" for key, value in expected.items()
+                 if shown.get(key) != value]
+        for problem in wrong:
+            self.fail(page, f"{where}: {problem}")
+        return not wrong
+
+    def check_explorer_mouse(self, page, how):
+        """Hover focuses a character, a click locks it (a hover elsewhere then changes nothing), a second
+        click unlocks it. The time each hover took to show the new weights is kept for the report."""
+        buttons = self.driver.find_elements("css selector", ".explorer .explorer-character")
+        where = f"({how}) the explorer"
+        before = self.explorer_state()
+        hover_ms = []
+        for position in (5, 9):
+            ActionChains(self.driver).move_to_element(buttons[position]).perform()
+            shown = self.explorer_state()
+            hover_ms.append(shown["renderMs"])
+            if self.explorer_expect(page, f"{where}, hovering character {position}", shown, focus=position) and \
+                    [len(head["weights"]) for head in shown["heads"]] != [position + 1] * len(shown["heads"]):
+                self.fail(page, f"{where}, hovering character {position}: the heads do not show {position + 1} weights")
+        if shown["heads"] == before["heads"]:
+            self.fail(page, f"{where}: hovering a character does not change what the heads show")
+        buttons[20].click()
+        self.explorer_expect(page, f"{where}, after a click on character 20", self.explorer_state(), focus=20,
+                             locked="true", pressed=[20])
+        ActionChains(self.driver).move_to_element(buttons[3]).perform()
+        self.explorer_expect(page, f"{where}, locked, hovering character 3", self.explorer_state(), focus=20)
+        buttons[20].click()
+        self.explorer_expect(page, f"{where}, after a second click on character 20", self.explorer_state(),
+                             locked="false", pressed=[])
+        ActionChains(self.driver).move_to_element(buttons[3]).perform()
+        self.explorer_expect(page, f"{where}, unlocked, hovering character 3", self.explorer_state(), focus=3)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: a hover shows new weights in "
+                                                f"{max(hover_ms):.1f} ms at most; the model's run took "
+                                                f"{before['runMs']} ms")
+
+    def check_explorer_keyboard(self, page, how):
+        """The arrow keys, Home and End move the focus (and the keyboard focus with it), Enter locks, Escape
+        unlocks, and the live region says each: the character, its top weights and the next characters."""
+        where = f"({how}) the explorer, keyboard"
+        button = self.driver.find_elements("css selector", ".explorer .explorer-character")[3]
+        steps = [(Keys.ARROW_RIGHT, {"focus": 4, "active": "4", "locked": "false"}),
+                 (Keys.ARROW_LEFT, {"focus": 3, "active": "3"}),
+                 (Keys.END, {"focus": len(self.driver.find_elements("css selector", ".explorer .explorer-character"))
+                             - 1}),
+                 (Keys.HOME, {"focus": 0, "active": "0"}),
+                 (Keys.ARROW_RIGHT, {"focus": 1}),
+                 (Keys.ENTER, {"focus": 1, "locked": "true", "pressed": [1]}),
+                 (Keys.ESCAPE, {"focus": 1, "locked": "false", "pressed": []})]
+        self.driver.execute_script("arguments[0].focus()", button)
+        for key, expected in steps:
+            self.driver.switch_to.active_element.send_keys(key)
+            shown = self.explorer_state()
+            name = {Keys.ARROW_RIGHT: "ArrowRight", Keys.ARROW_LEFT: "ArrowLeft", Keys.END: "End", Keys.HOME: "Home",
+                    Keys.ENTER: "Enter", Keys.ESCAPE: "Escape"}[key]
+            self.explorer_expect(page, f"{where}, {name}", shown, **expected)
+            said = shown["announce"] or ""
+            heads = [head["name"] for head in shown["heads"]]
+            if not said.startswith(f"Character {expected['focus']},") or not all(h in said for h in heads) or \
+                    "Next: " not in said or ("locked" in said) != (shown["locked"] == "true"):
+                self.fail(page, f"{where}, {name}: the live region says {said[:160]!r}")
+
+    def check_explorer_selectors(self, page, how):
+        """The layer selector shows the other layer's heads; zeroing a head reruns the model and changes the
+        last layer's weights, and choosing none again gives the first weights back."""
+        where = f"({how}) the explorer"
+        root = ".explorer select[id$='-{}']"
+        layers = Select(self.driver.find_element("css selector", root.format("layer")))
+        last = layers.first_selected_option.get_attribute("value")
+        before = self.explorer_state()
+        layers.select_by_value("0")
+        shown = self.explorer_state()
+        if not self.explorer_expect(page, f"{where}, layer 0 chosen", shown, layer="0") or \
+                not all(head["name"].startswith("L0H") for head in shown["heads"]) or shown["heads"] == before["heads"]:
+            self.fail(page, f"{where}, layer 0 chosen: the heads shown are {[h['name'] for h in shown['heads']]}")
+        layers.select_by_value(last)
+        ablation = Select(self.driver.find_element("css selector", root.format("ablation")))
+        whole = self.explorer_state()
+        ablation.select_by_value("0,0")
+        cut = self.explorer_state(whole["runs"])
+        if cut["state"] != "done" or "zeroed" not in (cut["status"] or "") or cut["heads"] == whole["heads"]:
+            self.fail(page, f"{where}: zeroing L0H0 does not change layer {last}'s weights ({cut['status']})")
+        ablation.select_by_value("")
+        again = self.explorer_state(cut["runs"])
+        if again["heads"] != whole["heads"]:
+            self.fail(page, f"{where}: with no head zeroed again, the weights differ from the first run's")
+
+    def check_explorer_numbers(self, page, how):
+        """The explorer's weights on the panel's sequence repeated once: each head's induction score (the mean,
+        over the second copy's rows i, of the weight on i − p + 1) and the model's first choices for the second
+        copy, as the native program prints them for --sequence."""
+        where = f"({how}) the explorer's numbers"
+        root = self.driver.find_element("css selector", ".explorer[data-program]")
+        program, model = root.get_attribute("data-program"), root.get_attribute("data-model")
+        sequence = EXPLORER_SEQUENCES.get(program)
+        if sequence is None:
+            self.fail(page, f"{where}: the check has no sequence for {program} (EXPLORER_SEQUENCES)")
+            return
+        args = ["--load", model, "--sequence", sequence]
+        native = self.native(program, args)
+        self.visit["files"].update(native_inputs(self.programs, program, args))
+        runs = self.explorer_state()["runs"]
+        self.driver.execute_script("const input = arguments[0].querySelector('input[type=text]');"
+                                   "input.value = arguments[1]; input.dispatchEvent(new Event('input'))",
+                                   root, sequence + sequence)
+        state = self.explorer_state(runs)
+        if state["state"] != "done":
+            self.fail(page, f"{where}: no result for {sequence + sequence!r} ({state['status']})")
+            return
+        p = len(sequence)
+        layers = list(range(len(Select(root.find_element("css selector", "select[id$='-layer']")).options)))
+        shown = self.driver.execute_script(EXPLORER_ROWS, layers, list(range(p - 1, 2 * p)))
+        with self.timed("waiting for the native programs"):
+            status, text, _ = native.result()
+        printed = {int(m.group(1)): m.group(2).split() for m in re.finditer(r"^layer (\d+)((?:\s+-?\d+\.\d+)+)$",
+                                                                               text, re.M)}
+        choices = re.search(r'^The model\'s first choices: "(.*)"$', text, re.M)
+        if status != 0 or not printed or not choices:
+            self.fail(page, f"{where}: the native program gave no induction scores ({status}): {text[:200]!r}")
+            return
+        for layer in layers:
+            heads = shown[str(layer)]
+            scores = []
+            for h in range(len(heads)):
+                rows = heads[f"L{layer}H{h}"][1:]  # rows p … 2p − 1 (the first asked for is p − 1)
+                total = 0.0
+                for k, row in enumerate(rows):  # the order of induction_score()'s sum
+                    total += row[k + 1]  # row i = p + k, column i − p + 1 = k + 1
+                scores.append(f"{total / p:.{len(printed[layer][0].split('.')[1])}f}")
+            if scores != printed.get(layer):
+                self.fail(page, f"{where}: layer {layer}'s induction scores from the page {scores}, the native "
+                                f"program prints {printed.get(layer)}")
+        top = "".join(shown["top"][:p])  # after rows p − 1 … 2p − 2
+        if top != choices.group(1):
+            self.fail(page, f"{where}: the first choices on the page {top!r}, the native program prints "
+                            f"{choices.group(1)!r}")
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: induction scores of {len(layers)} "
+                                                f"layers and {p} first choices equal the native program's")
 
     def check_panel_figures(self, page, where, shown, status, figures):
         """The panel's figures after a run: the native program's, in the chapter's order, or marked stale."""
@@ -965,12 +1150,12 @@ class Check:
         self.desktop_pages()
 
 
-def panel_pages(book, pages):
-    """The pages that hold a "Try it here" panel."""
+def panel_pages(book, pages, marker='class="playground"'):
+    """The pages that hold a "Try it here" panel (or, with another marker, an attention explorer)."""
     found = []
     for page in pages:
         with open(os.path.join(book, page), encoding="utf-8") as file:
-            if 'class="playground"' in file.read():
+            if marker in file.read():
                 found.append(page)
     return found
 
@@ -1011,6 +1196,7 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe
         shared.screenshot_pages.setdefault(PLAYGROUND_PAGE, []).append(("playground", "panel"))
     shared.desktop_queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(book, page)))
     panels = panel_pages(book, pages)
+    shared.explorer_pages = panel_pages(book, pages, 'class="explorer"')
     desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop", axe_source)
     phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone", axe_source)
 

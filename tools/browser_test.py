@@ -864,6 +864,8 @@ class Check:
         last layer's weights, and choosing none again gives the first weights back."""
         where = f"({how}) the explorer"
         root = ".explorer select[id$='-{}']"
+        # The pointer leaves the characters: a rerun draws them anew, and the one under it would take the focus.
+        ActionChains(self.driver).move_to_element(self.driver.find_element("css selector", ".explorer-status")).perform()
         layers = Select(self.driver.find_element("css selector", root.format("layer")))
         last = layers.first_selected_option.get_attribute("value")
         before = self.explorer_state()
@@ -882,41 +884,55 @@ class Check:
         ablation.select_by_value("")
         again = self.explorer_state(cut["runs"])
         if again["heads"] != whole["heads"]:
-            self.fail(page, f"{where}: with no head zeroed again, the weights differ from the first run's")
+            self.fail(page, f"{where}: with no head zeroed again, the weights differ from the first run's "
+                            f"(focus {again['focus']} and {whole['focus']}, status {again['status']!r})")
 
     def check_explorer_numbers(self, page, how):
-        """The explorer's weights on the panel's sequence repeated once: each head's induction score (the mean,
-        over the second copy's rows i, of the weight on i − p + 1) and the model's first choices for the second
-        copy, as the native program prints them for --sequence."""
+        """For each model the explorer offers, its weights on the panel's sequence repeated once: each head's
+        induction score (the mean, over the second copy's rows i, of the weight on i − p + 1) and the model's
+        first choices for the second copy, as the native program prints them for --load MODEL --sequence."""
         where = f"({how}) the explorer's numbers"
         root = self.driver.find_element("css selector", ".explorer[data-program]")
-        program, model = root.get_attribute("data-program"), root.get_attribute("data-model")
+        program = root.get_attribute("data-program")
         sequence = EXPLORER_SEQUENCES.get(program)
         if sequence is None:
             self.fail(page, f"{where}: the check has no sequence for {program} (EXPLORER_SEQUENCES)")
             return
-        args = ["--load", model, "--sequence", sequence]
-        native = self.native(program, args)
-        self.visit["files"].update(native_inputs(self.programs, program, args))
+        models = Select(root.find_element("css selector", "select[id$='-model']"))
+        paths = [option.get_attribute("value") for option in models.options]
+        natives = {path: self.native(program, ["--load", path, "--sequence", sequence]) for path in paths}
+        for path in paths:
+            self.visit["files"].update(native_inputs(self.programs, program, ["--load", path, "--sequence", sequence]))
         runs = self.explorer_state()["runs"]
         self.driver.execute_script("const input = arguments[0].querySelector('input[type=text]');"
                                    "input.value = arguments[1]; input.dispatchEvent(new Event('input'))",
                                    root, sequence + sequence)
-        state = self.explorer_state(runs)
-        if state["state"] != "done":
-            self.fail(page, f"{where}: no result for {sequence + sequence!r} ({state['status']})")
-            return
-        p = len(sequence)
-        layers = list(range(len(Select(root.find_element("css selector", "select[id$='-layer']")).options)))
-        shown = self.driver.execute_script(EXPLORER_ROWS, layers, list(range(p - 1, 2 * p)))
-        with self.timed("waiting for the native programs"):
-            status, text, _ = native.result()
+        for path in paths:
+            if models.first_selected_option.get_attribute("value") != path:
+                models.select_by_value(path)
+            state = self.explorer_state(runs)
+            runs = state["runs"]
+            if state["state"] != "done":
+                self.fail(page, f"{where}: no result for {path} on {sequence + sequence!r} ({state['status']})")
+                continue
+            with self.timed("waiting for the native programs"):
+                status, text, _ = natives[path].result()
+            self.compare_explorer(page, f"{where}, {path}", sequence, status, text)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: the induction scores and first "
+                                                f"choices of {len(paths)} models compared with the native program's")
+
+    def compare_explorer(self, page, where, sequence, status, text):
+        """The explorer's weights and first bars on the sequence repeated once, against the native --sequence run."""
         printed = {int(m.group(1)): m.group(2).split() for m in re.finditer(r"^layer (\d+)((?:\s+-?\d+\.\d+)+)$",
                                                                                text, re.M)}
         choices = re.search(r'^The model\'s first choices: "(.*)"$', text, re.M)
         if status != 0 or not printed or not choices:
             self.fail(page, f"{where}: the native program gave no induction scores ({status}): {text[:200]!r}")
             return
+        p = len(sequence)
+        layers = sorted(printed)
+        shown = self.driver.execute_script(EXPLORER_ROWS, layers, list(range(p - 1, 2 * p)))
         for layer in layers:
             heads = shown[str(layer)]
             scores = []
@@ -926,16 +942,13 @@ class Check:
                 for k, row in enumerate(rows):  # the order of induction_score()'s sum
                     total += row[k + 1]  # row i = p + k, column i − p + 1 = k + 1
                 scores.append(f"{total / p:.{len(printed[layer][0].split('.')[1])}f}")
-            if scores != printed.get(layer):
+            if scores != printed[layer]:
                 self.fail(page, f"{where}: layer {layer}'s induction scores from the page {scores}, the native "
-                                f"program prints {printed.get(layer)}")
+                                f"program prints {printed[layer]}")
         top = "".join(shown["top"][:p])  # after rows p − 1 … 2p − 2
         if top != choices.group(1):
             self.fail(page, f"{where}: the first choices on the page {top!r}, the native program prints "
                             f"{choices.group(1)!r}")
-        with self.shared.lock:
-            self.shared.playground_facts.append(f"{how}: the explorer on {page}: induction scores of {len(layers)} "
-                                                f"layers and {p} first choices equal the native program's")
 
     def check_panel_figures(self, page, where, shown, status, figures):
         """The panel's figures after a run: the native program's, in the chapter's order, or marked stale."""

@@ -1,7 +1,7 @@
 /* The attention explorer: see inside one of the book's saved models, live.
  *
- * A page holds it as <div class="explorer" data-program="chNN-slug" data-model="build/..."
- * data-text="...">. playground.js loads this file where a page has one, and shares its chapter
+ * A page holds it as <div class="explorer" data-program="chNN-slug" data-text="..."
+ * data-models="build/FILE|its name;build/FILE|its name">, the models the reader chooses from. playground.js loads this file where a page has one, and shares its chapter
  * program (the WebAssembly module of docs/playground, in a worker) with the "Try it here" panel.
  * The module's explore() (docs/playground/explorer.cpp) runs the library's forward pass once per
  * text and returns every layer's and head's attention weights and the next-character
@@ -60,13 +60,16 @@
 
   function start(root, loadProgram) {
     const program = root.dataset.program;
-    const modelPath = '/' + root.dataset.model;  // where playground.js wrote the build's file
+    // Each model as [path, name]; the path is where playground.js wrote the build's file.
+    const models = (root.dataset.models || '').split(';').map(function (entry) { return entry.split('|'); });
     const id = 'explorer-' + program;
     const status = element('p', {class: 'explorer-status', role: 'status', text: 'Loading the model...'});
     root.dataset.state = 'loading';
     const textInput = element('input', {type: 'text', id: id + '-text', spellcheck: 'false', autocomplete: 'off',
                                         autocapitalize: 'off'});
     textInput.value = root.dataset.text || '';
+    const modelSelect = element('select', {id: id + '-model'});
+    for (const [path, name] of models) modelSelect.appendChild(element('option', {value: path, text: name}));
     const layerSelect = element('select', {id: id + '-layer'});
     const ablationSelect = element('select', {id: id + '-ablation'});
     ablationSelect.appendChild(element('option', {value: '', text: 'none'}));
@@ -74,6 +77,7 @@
     const controls = element('div', {class: 'explorer-controls'}, [
       element('div', {class: 'explorer-field explorer-text'}, [
         element('label', {for: textInput.id, text: 'Text (up to the model\u2019s context)'}), textInput]),
+      element('div', {class: 'explorer-field'}, [element('label', {for: modelSelect.id, text: 'Model'}), modelSelect]),
       element('div', {class: 'explorer-field'}, [element('label', {for: layerSelect.id, text: 'Layer'}), layerSelect]),
       element('div', {class: 'explorer-field'}, [
         element('label', {for: ablationSelect.id, text: 'Zero one head\u2019s output'}), ablationSelect]),
@@ -101,7 +105,8 @@
       running = true;
       again = false;
       const ablation = ablationSelect.value ? ablationSelect.value.split(',').map(Number) : [-1, -1];
-      const request = {kind: 'explore', path: modelPath, text: textInput.value, layer: ablation[0], head: ablation[1]};
+      const request = {kind: 'explore', path: '/' + modelSelect.value, text: textInput.value, layer: ablation[0],
+                       head: ablation[1]};
       const started = performance.now();
       root.dataset.state = 'running';
       runner.info.then(function () { return runner.call(request); }).then(function (json) {
@@ -130,19 +135,24 @@
       });
     }
 
+    // The layer and ablation choices, made again when the model's shape changes.
+    function shapeChoices(reply) {
+      if (result !== null && result.layers === reply.layers && result.heads === reply.heads) return;
+      layerSelect.replaceChildren();
+      ablationSelect.replaceChildren(element('option', {value: '', text: 'none'}));
+      for (let l = 0; l < reply.layers; ++l) {
+        layerSelect.appendChild(element('option', {value: String(l), text: 'Layer ' + l}));
+        for (let h = 0; h < reply.heads; ++h) {
+          ablationSelect.appendChild(element('option', {value: l + ',' + h, text: 'L' + l + 'H' + h}));
+        }
+      }
+      layerSelect.value = String(reply.layers - 1);
+    }
+
     function showResult(reply) {
-      const first = result === null;
+      shapeChoices(reply);
       result = reply;
       textInput.setAttribute('maxlength', String(reply.context));
-      if (first) {
-        for (let l = 0; l < reply.layers; ++l) {
-          layerSelect.appendChild(element('option', {value: String(l), text: 'Layer ' + l}));
-          for (let h = 0; h < reply.heads; ++h) {
-            ablationSelect.appendChild(element('option', {value: l + ',' + h, text: 'L' + l + 'H' + h}));
-          }
-        }
-        layerSelect.value = String(reply.layers - 1);
-      }
       const buttons = Array.from(reply.text).map(function (character, i) {
         return element('button', {type: 'button', class: 'explorer-character', 'data-position': String(i),
                                   tabindex: '-1', 'aria-label': 'character ' + i + ', ' + label(character)},
@@ -180,7 +190,8 @@
                            [document.createTextNode(label(character))]);
           }
           const colours = weightColours(row[j]);
-          const cell = element('span', {class: 'explorer-cell', 'data-weight': String(row[j]),
+          const cell = element('span', {class: 'explorer-cell' + (j === focus ? ' explorer-self' : ''),
+                                        'data-weight': String(row[j]),
                                         title: name + ': from ' + focus + ' to ' + label(character) + ' at ' + j +
                                                ', weight ' + fixed(row[j]),
                                         style: 'background:' + colours.background + ';color:' + colours.text},
@@ -262,6 +273,10 @@
     layerSelect.addEventListener('change', function () { if (result) render(true); });
     numbers.addEventListener('change', function () { if (result) render(false); });
     ablationSelect.addEventListener('change', run);
+    modelSelect.addEventListener('change', function () {
+      ablationSelect.value = '';  // a head of one model is no head of the other
+      run();
+    });
     let timer = null;
     textInput.addEventListener('input', function () {
       clearTimeout(timer);

@@ -79,7 +79,8 @@ set(playground_files
     "BOOK_KJV_TRAINING|/build/text/kjv-training.txt|${BOOK_KJV_TRAINING}|kjv-training"
     "BOOK_KJV_HELD_OUT|/build/text/kjv-held-out.txt|${BOOK_KJV_HELD_OUT}|kjv-held-out"
     "BOOK_CH14_MODEL|build/ch14/model.safetensors|${CMAKE_BINARY_DIR}/ch14/model.safetensors|ch14-model"
-    "BOOK_CH15_MODEL|build/ch15/model.safetensors|${CMAKE_BINARY_DIR}/ch15/model.safetensors|ch15-model")
+    "BOOK_CH15_MODEL|build/ch15/model.safetensors|${CMAKE_BINARY_DIR}/ch15/model.safetensors|ch15-model"
+    "BOOK_CH15_COPYING|build/ch15/model.safetensors.copying|${CMAKE_BINARY_DIR}/ch15/model.safetensors.copying|ch15-copying")
 # A chapter's panel, where it is not the program's defaults on every option: the values its
 # fields start with (the panel's example), the only options of its own it shows, and the
 # files above it reads that its main.cpp does not name.
@@ -87,7 +88,7 @@ set(playground_start_ch14-next-character --steps 50 --heads 2 --seed 7)  # its t
 set(playground_fields_ch14-next-character --steps --heads)
 set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --sequence "qzkvbjwmtfyhdgsp")
 set(playground_fields_ch15-induction-head --load --sequence)
-set(playground_reads_ch15-induction-head BOOK_CH15_MODEL)
+set(playground_reads_ch15-induction-head BOOK_CH15_MODEL BOOK_CH15_COPYING)  # the second for the explorer
 set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy)
 
 # book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file

@@ -810,7 +810,7 @@ class Check:
         before = self.explorer_state()
         hover_ms = []
         for position in (5, 9):
-            ActionChains(self.driver).move_to_element(buttons[position]).perform()
+            ActionChains(self.driver, duration=0).move_to_element(buttons[position]).perform()
             shown = self.explorer_state()
             hover_ms.append(shown["renderMs"])
             if self.explorer_expect(page, f"{where}, hovering character {position}", shown, focus=position) and \
@@ -821,12 +821,12 @@ class Check:
         buttons[20].click()
         self.explorer_expect(page, f"{where}, after a click on character 20", self.explorer_state(), focus=20,
                              locked="true", pressed=[20])
-        ActionChains(self.driver).move_to_element(buttons[3]).perform()
+        ActionChains(self.driver, duration=0).move_to_element(buttons[3]).perform()
         self.explorer_expect(page, f"{where}, locked, hovering character 3", self.explorer_state(), focus=20)
         buttons[20].click()
         self.explorer_expect(page, f"{where}, after a second click on character 20", self.explorer_state(),
                              locked="false", pressed=[])
-        ActionChains(self.driver).move_to_element(buttons[3]).perform()
+        ActionChains(self.driver, duration=0).move_to_element(buttons[3]).perform()
         self.explorer_expect(page, f"{where}, unlocked, hovering character 3", self.explorer_state(), focus=3)
         with self.shared.lock:
             self.shared.playground_facts.append(f"{how}: the explorer on {page}: a hover shows new weights in "
@@ -865,7 +865,7 @@ class Check:
         where = f"({how}) the explorer"
         root = ".explorer select[id$='-{}']"
         # The pointer leaves the characters: a rerun draws them anew, and the one under it would take the focus.
-        ActionChains(self.driver).move_to_element(self.driver.find_element("css selector", ".explorer-status")).perform()
+        ActionChains(self.driver, duration=0).move_to_element(self.driver.find_element("css selector", ".explorer-status")).perform()
         layers = Select(self.driver.find_element("css selector", root.format("layer")))
         last = layers.first_selected_option.get_attribute("value")
         before = self.explorer_state()

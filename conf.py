@@ -24,7 +24,8 @@ copyright = "2026, " + author
 release = "1.0"
 
 root_doc = "docs/index"
-exclude_patterns = ["build", "build-*", "workspace", "README.md", ".ci", "tools", "src", "tests", ".git"]
+exclude_patterns = ["build", "build-*", "workspace", "README.md", "docs/contributing.md", ".ci", "tools", "src",
+                    "tests", ".git"]
 extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.graphviz",
@@ -262,9 +263,11 @@ def add_playground_script(app, pagename, templatename, context, doctree):
         app.add_js_file("playground.js", defer="defer")
 
 
-# Sphinx writes the front page at docs/index.html, because root_doc lives in docs/.
-# A reader looks for the book's index.html at the top of its folder: one is put there
-# that forwards to the front page (from file:// too, and without JavaScript).
+# Sphinx writes the front page at docs/index.html, because root_doc lives in docs/, and
+# tools/book.sh prints that path. A reader who opens the book's folder looks for its
+# index.html at the top: one is put there that forwards to the front page at once, with a
+# plain meta refresh and a link (from file:// too, and without JavaScript), so that every
+# browser follows it (tools/check_book_path.py checks both).
 FRONT_DOOR = """<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -48,4 +48,27 @@ void adam_step(Matrix& parameter, const Matrix& gradient, AdamMoments& moments, 
 }
 //< adam-step
 
+double sparse_move_bound(const AdamSettings& settings, std::size_t step)
+{
+    if (step == 0) {
+        throw std::invalid_argument("sparse_move_bound: step 0; Adam counts its steps from 1");
+    }
+    const double t = static_cast<double>(step);
+    return (1.0 - settings.beta1) / (1.0 - std::pow(settings.beta1, t)) *
+           std::sqrt(1.0 - std::pow(settings.beta2, t)) / std::sqrt(1.0 - settings.beta2);
+}
+
+double move_bound(const AdamSettings& settings, std::size_t step)
+{
+    const double sparse = sparse_move_bound(settings, step);
+    const double ratio = settings.beta1 * settings.beta1 / settings.beta2;
+    double sum = 0.0;
+    double term = 1.0;
+    for (std::size_t j = 0; j < step; ++j) {
+        sum += term;
+        term *= ratio;
+    }
+    return sparse * std::sqrt(sum);
+}
+
 }  // namespace sa

@@ -50,4 +50,29 @@ struct AdamMoments {
 void adam_step(Matrix& parameter, const Matrix& gradient, AdamMoments& moments, std::size_t step,
                const AdamSettings& settings);
 
+/// \brief Kingma and Ba's bound on one entry's move at step s, in units of α, for the sparsest
+///        gradient: one that was 0 at every earlier step and is not 0 now,
+///        \f$ \frac{1 - \beta_1}{1 - \beta_1^s} \cdot \frac{\sqrt{1 - \beta_2^s}}{\sqrt{1 - \beta_2}} \f$.
+///
+/// Then \f$ m = (1 - \beta_1) g \f$ and \f$ v = (1 - \beta_2) g^2 \f$, so with \f$ \epsilon = 0 \f$ the
+/// move is exactly this, whatever g. It is 1 at step 1 and grows towards
+/// \f$ (1 - \beta_1)/\sqrt{1 - \beta_2} \f$, 3.162 for the paper's β's; ε makes a move a little shorter.
+/// \param settings β1 and β2
+/// \param step s, from 1
+/// \return the bound, in units of α
+/// \throws std::invalid_argument if s is 0
+[[nodiscard]] double sparse_move_bound(const AdamSettings& settings, std::size_t step);
+
+/// \brief A bound on one entry's move at step s, in units of α, for any gradients:
+///        sparse_move_bound() times \f$ \sqrt{\sum_{j=0}^{s-1} (\beta_1^2/\beta_2)^j} \f$.
+///
+/// By the Cauchy–Schwarz inequality, \f$ |\sum_j \beta_1^j g_{s-j}| \le
+/// \sqrt{\sum_j (\beta_1^2/\beta_2)^j} \sqrt{\sum_j \beta_2^j g_{s-j}^2} \f$, with equality when the
+/// gradient grows by \f$ \beta_2/\beta_1 \f$ every step; for the paper's β's the bound tends to 7.27.
+/// \param settings β1 and β2
+/// \param step s, from 1
+/// \return the bound, in units of α
+/// \throws std::invalid_argument if s is 0
+[[nodiscard]] double move_bound(const AdamSettings& settings, std::size_t step);
+
 }  // namespace sa

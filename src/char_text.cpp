@@ -300,29 +300,4 @@ std::vector<std::size_t> positions_with_context(const std::vector<std::size_t>& 
     return kept;
 }
 
-double trigram_loss(const std::vector<std::size_t>& training, const std::vector<std::size_t>& tokens,
-                    const std::vector<std::size_t>& targets, std::size_t vocabulary)
-{
-    if (targets.empty()) {
-        throw std::invalid_argument("trigram_loss: no position to predict");
-    }
-    const std::size_t v = vocabulary;
-    std::vector<double> triples(v * v * v, 0.0);
-    std::vector<double> pairs(v * v, 0.0);
-    for (std::size_t j = 2; j < training.size(); ++j) {
-        triples.at((training[j - 2] * v + training[j - 1]) * v + training[j]) += 1.0;
-        pairs.at(training[j - 2] * v + training[j - 1]) += 1.0;
-    }
-    double total = 0.0;
-    for (const std::size_t j : targets) {
-        if (j < 2 || j >= tokens.size()) {
-            throw std::invalid_argument(fmt::format("trigram_loss: position {} has no two previous characters in a "
-                                                    "text of {}", j, tokens.size()));
-        }
-        const std::size_t context = tokens[j - 2] * v + tokens[j - 1];
-        total -= std::log((triples.at(context * v + tokens[j]) + 1.0) / (pairs.at(context) + static_cast<double>(v)));
-    }
-    return total / static_cast<double>(targets.size());
-}
-
 }  // namespace sa

@@ -190,16 +190,4 @@ struct NgramCounts {
 [[nodiscard]] std::vector<std::size_t> positions_with_context(const std::vector<std::size_t>& positions,
                                                               std::size_t order);
 
-/// \brief The mean cross-entropy of a counted trigram with add-one smoothing on chosen positions:
-///        \f$ P(c \mid a, b) = \frac{\mathrm{count}(a, b, c) + 1}{\mathrm{count}(a, b) + V} \f$,
-///        averaged as in bigram_loss() over positions j ≥ 2.
-/// \param training the training tokens, counted
-/// \param tokens the evaluated text's tokens
-/// \param targets the positions j ≥ 2 to predict
-/// \param vocabulary V
-/// \return the loss in nats per character
-/// \throws std::invalid_argument if there is no target or one is below 2 or past the end
-[[nodiscard]] double trigram_loss(const std::vector<std::size_t>& training, const std::vector<std::size_t>& tokens,
-                                  const std::vector<std::size_t>& targets, std::size_t vocabulary);
-
 }  // namespace sa

@@ -358,13 +358,14 @@ std::vector<std::vector<double>> zero_table(const LanguageModel& model)
 
 }  // namespace
 
-CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation)
+namespace {
+
+// The scores of a forward pass over repeated_batch() windows.
+CopyScores scores_of(const LanguageModel& model, const Batch& batch, const ForwardTrace& trace)
 {
     const std::size_t n = batch.window;
     const std::size_t period = n / 2;
     const std::size_t windows = batch.inputs.size() / n;
-    const ForwardTrace trace = ablation != nullptr ? ablated_forward(model, batch.inputs, n, *ablation)
-                                                   : forward(model, batch.inputs, n);
     const std::vector<double> losses = row_losses(trace.logits, batch.targets);
     CopyScores scores{zero_table(model), zero_table(model), 0.0, 0.0};
     for (std::size_t w = 0; w < windows; ++w) {
@@ -383,6 +384,20 @@ CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const Hea
         }
     }
     return scores;
+}
+
+}  // namespace
+
+CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation)
+{
+    const ForwardTrace trace = ablation != nullptr ? ablated_forward(model, batch.inputs, batch.window, *ablation)
+                                                   : forward(model, batch.inputs, batch.window);
+    return scores_of(model, batch, trace);
+}
+
+CopyScores path_copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation& ablation, Path path)
+{
+    return scores_of(model, batch, path_ablated_forward(model, batch.inputs, batch.window, ablation, path));
 }
 
 std::vector<std::vector<double>> previous_token_scores(const LanguageModel& model, const Batch& batch)

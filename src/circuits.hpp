@@ -220,6 +220,17 @@ struct CopyScores {
 /// \return the scores
 [[nodiscard]] CopyScores copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation* ablation);
 
+/// \brief copy_scores() with one head removed from one path into the next layer only, as
+///        path_ablated_forward() removes it.
+/// \param model the model
+/// \param batch from repeated_batch(), windows of even length
+/// \param ablation the head to remove; its layer must not be the last
+/// \param path the next layer's one input that goes without it
+/// \return the scores
+/// \throws std::invalid_argument as path_ablated_forward()
+[[nodiscard]] CopyScores path_copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation& ablation,
+                                          Path path);
+
 /// \brief Each head's previous_token_score() averaged over the windows of a text batch.
 /// \param model the model
 /// \param batch the windows, e.g. from even_batch()

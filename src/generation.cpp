@@ -129,36 +129,88 @@ std::vector<double> recomputed_logits(const LanguageModel& model, const std::vec
     return {z.data() + (z.rows() - 1) * z.cols(), z.data() + z.rows() * z.cols()};
 }
 
-//> generate
-std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<std::size_t>& prompt,
-                                  std::size_t length, const SamplingRule& rule, std::uint64_t seed, bool cached)
+namespace {
+
+// A rolling cache forgets its oldest position in every layer and head: the first row of keys and values.
+void drop_oldest(GenerationCache& cache)
 {
-    //{ checks that the prompt is not empty
-    if (prompt.empty()) {
-        throw std::invalid_argument("generate: an empty prompt; expected at least one character");
+    for (std::vector<KvCache>& layer : cache.layers) {
+        for (KvCache& head : layer) {
+            head.keys.erase(head.keys.begin(), head.keys.begin() + static_cast<std::ptrdiff_t>(head.key_dim));
+            head.values.erase(head.values.begin(), head.values.begin() + static_cast<std::ptrdiff_t>(head.value_dim));
+        }
+    }
+}
+
+// The logits after the window text[start, end): the tokens not cached yet go through decode_next(), after
+// emptying the cache if the window's start moved (every position in it shifted). A rolling cache keeps
+// the positions and forgets the oldest key and value once it holds a whole context.
+std::vector<double> cached_window_logits(const LanguageModel& model, GenerationCache& cache, std::size_t& cache_start,
+                                         const std::vector<std::size_t>& text, Window window, std::size_t& rows)
+{
+    const std::size_t context = model.shape.context;
+    const std::size_t start = window == Window::sliding && text.size() > context ? text.size() - context : 0;
+    if (start != cache_start) {
+        cache = empty_cache(model);  // a sliding window moved: no cached key is at its position any more
+        cache_start = start;
+    }
+    std::vector<double> logits;
+    for (std::size_t i = cache_start + cache.length; i < text.size(); ++i) {
+        if (window == Window::rolling && cache.layers[0][0].length() == context) {
+            drop_oldest(cache);
+        }
+        logits = decode_next(model, cache, text[i]).logits;
+        ++rows;
+    }
+    return logits;
+}
+
+}  // namespace
+
+//> generate
+Generated generate_text(const LanguageModel& model, const std::vector<std::size_t>& prompt, std::size_t length,
+                        const SamplingRule& rule, std::uint64_t seed, bool cached, Window window)
+{
+    //{ checks that the prompt is not empty and that a rolling window has its cache
+    if (prompt.empty() || (window == Window::rolling && !cached)) {
+        throw std::invalid_argument("generate_text: an empty prompt or a rolling cache without the cache; expected "
+                                    "at least one character, and the rolling window with the cache");
     }
     //}
     SplitMix64 generator(seed);
     GenerationCache cache = empty_cache(model);
-    std::vector<double> logits;
-    for (std::size_t i = 0; cached && i < prompt.size(); ++i) {
-        logits = decode_next(model, cache, prompt[i]).logits;
-    }
+    std::size_t cache_start = 0;  // where in the text the cached positions start
     std::vector<std::size_t> text = prompt;
+    Generated out;
     for (std::size_t n = 0; n < length; ++n) {
-        if (!cached) {
-            logits = recomputed_logits(model, text);  // the whole text again, every step
+        std::vector<double> logits;
+        if (cached) {
+            logits = cached_window_logits(model, cache, cache_start, text, window, out.rows);
+        } else {
+            // The window again, every step: the last context characters, or the whole text.
+            const std::size_t context = model.shape.context;
+            const std::size_t start = window == Window::sliding && text.size() > context ? text.size() - context : 0;
+            logits = recomputed_logits(model, {text.begin() + static_cast<std::ptrdiff_t>(start), text.end()});
+            out.rows += text.size() - start;
         }
         const std::size_t top_k = rule.top_k == 0 ? logits.size() : rule.top_k;
-        const std::size_t next = rule.greedy ? greedy_choice(logits)
-                                             : sample_character(logits, rule.temperature, top_k, generator.uniform());
-        text.push_back(next);
-        if (cached && n + 1 < length) {
-            logits = decode_next(model, cache, next).logits;  // one row per layer
-        }
+        text.push_back(rule.greedy ? greedy_choice(logits)
+                                   : sample_character(logits, rule.temperature, top_k, generator.uniform()));
     }
-    return {text.begin() + static_cast<std::ptrdiff_t>(prompt.size()), text.end()};
+    out.tokens.assign(text.begin() + static_cast<std::ptrdiff_t>(prompt.size()), text.end());
+    return out;
 }
 //< generate
+
+std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<std::size_t>& prompt,
+                                  std::size_t length, const SamplingRule& rule, std::uint64_t seed, bool cached)
+{
+    return generate_text(model, prompt, length, rule, seed, cached, Window::sliding).tokens;
+}
+
+std::size_t cache_numbers(const LanguageModel& model, std::size_t positions)
+{
+    return 2 * model.layers.size() * model.shape.width * positions;
+}
 
 }  // namespace sa

@@ -59,11 +59,46 @@ struct SamplingRule {
     std::size_t top_k = 0;   ///< k, from 1 to V; 0 means V
 };
 
-/// \brief Text generated after a prompt, with the cache or by recomputing the whole text at each step.
+/// \brief Which characters a step of generate_text() reads.
+enum class Window {
+    /// the last context characters at most, at positions from 0, as the model was trained: once the text
+    /// is longer, the window slides by one character a step (nanoGPT's generate crops the same way)
+    sliding,
+    /// the whole text, at positions past the context the model was trained on: an experiment
+    whole,
+    /// the sliding window's distances in a rolling cache: each layer keeps the keys and values of the
+    /// last context positions at their own positions, one row per step; with the cache only
+    rolling,
+};
+
+/// \brief Generated text and the work it took.
+struct Generated {
+    std::vector<std::size_t> tokens;  ///< the generated tokens, without the prompt
+    std::size_t rows = 0;             ///< the positions each layer computed (rows of Q, K and V), all steps together
+};
+
+/// \brief Text generated after a prompt, with the cache or by recomputing the window at each step.
 ///
-/// The prompt goes through decode_next() one token at a time (or, without the cache, nothing is
-/// computed until the first draw); then each character is chosen from the logits by the rule, with
-/// one generator.uniform() per character unless the rule is greedy, and fed back.
+/// Before each draw the step reads its window (see Window). With the cache, the tokens of the window
+/// not yet cached go through decode_next() one at a time (the prompt at the first step, then the
+/// character drawn last); when a sliding window moves, every position in it shifts by one, so the
+/// cache is emptied and filled again from the window. Without the cache, recomputed_logits() runs on
+/// the window. Each character is then chosen from the logits by the rule, with one
+/// generator.uniform() per character unless the rule is greedy, and appended.
+/// \param model the model
+/// \param prompt at least one token
+/// \param length the characters to generate
+/// \param rule greedy, or temperature and top-k
+/// \param seed the generator's seed
+/// \param cached use decode_next() (true) or recomputed_logits() (false)
+/// \param window what each step reads
+/// \return the generated tokens and the rows computed
+/// \throws std::invalid_argument for an empty prompt, or a rolling window without the cache
+[[nodiscard]] Generated generate_text(const LanguageModel& model, const std::vector<std::size_t>& prompt,
+                                      std::size_t length, const SamplingRule& rule, std::uint64_t seed, bool cached,
+                                      Window window);
+
+/// \brief generate_text() with the sliding window: the tokens only.
 /// \param model the model
 /// \param prompt at least one token
 /// \param length the characters to generate
@@ -74,5 +109,12 @@ struct SamplingRule {
 [[nodiscard]] std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<std::size_t>& prompt,
                                                 std::size_t length, const SamplingRule& rule, std::uint64_t seed,
                                                 bool cached);
+
+/// \brief The numbers a KV cache holds for t positions: a key and a value of width d per layer,
+///        \f$ 2 \cdot n_{layers} \cdot d \cdot t \f$.
+/// \param model the model
+/// \param positions t
+/// \return the count
+[[nodiscard]] std::size_t cache_numbers(const LanguageModel& model, std::size_t positions);
 
 }  // namespace sa

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -30,13 +31,13 @@ template <std::size_t R, std::size_t W>
                                              const std::size_t (&first)[R], const std::size_t (&end)[R],
                                              Lanes (&acc)[R][W])
 {
-    std::size_t low = first[0], high = end[0], all_from = first[0], all_to = end[0];
-    for (std::size_t r = 0; r < R; ++r) {
-        low = std::min(low, first[r]);
-        high = std::max(high, end[r]);
-        all_from = std::max(all_from, first[r]);
-        all_to = std::min(all_to, end[r]);
-    }
+    // Over all R rows alike: p runs from the earliest first to the latest end, and every row's
+    // range holds [latest first, earliest end).
+    // (std::min_element, not std::ranges::min: the WebAssembly build's library has no ranges.)
+    const std::size_t low = *std::min_element(std::begin(first), std::end(first));
+    const std::size_t high = *std::max_element(std::begin(end), std::end(end));
+    const std::size_t all_from = *std::max_element(std::begin(first), std::end(first));
+    const std::size_t all_to = *std::min_element(std::begin(end), std::end(end));
     Lanes sums[R][W] = {};  // local, so that they live in registers
     const auto add = [&](std::size_t p, bool checked) {
         Lanes row[W];

@@ -159,6 +159,12 @@ std::vector<Matrix*> parameters(LanguageModel& model)
     return all;
 }
 
+std::size_t parameter_count(const ModelShape& shape)
+{
+    return shape.vocabulary * shape.width + shape.layers * 4 * shape.width * shape.width +
+           shape.width * shape.vocabulary;
+}
+
 std::vector<std::string> parameter_names(const ModelShape& shape)
 {
     std::vector<std::string> names{"embedding"};
@@ -358,6 +364,41 @@ double training_step(Trainer& trainer, const Batch& batch)
     return loss.loss;
 }
 //< train-step
+
+StepMoves step_moves(const LanguageModel& before, const LanguageModel& after, double learning_rate)
+{
+    if (!(learning_rate > 0.0)) {
+        throw std::invalid_argument(fmt::format("step_moves: α = {}; the unit of the moves must be above 0",
+                                                learning_rate));
+    }
+    LanguageModel old_model = before;  // parameters() hands out pointers into a model it may change
+    LanguageModel new_model = after;
+    const std::vector<Matrix*> olds = parameters(old_model);
+    const std::vector<Matrix*> news = parameters(new_model);
+    if (olds.size() != news.size()) {
+        throw ShapeError(fmt::format("step_moves: {} matrices before and {} after; the models must have one shape",
+                                     olds.size(), news.size()));
+    }
+    StepMoves moves;
+    for (std::size_t p = 0; p < olds.size(); ++p) {
+        const Matrix& old_value = *olds[p];
+        const Matrix& new_value = *news[p];
+        if (old_value.rows() != new_value.rows() || old_value.cols() != new_value.cols()) {
+            throw ShapeError(fmt::format("step_moves: matrix {} is {} before and {} after; the models must have "
+                                         "one shape", p, shape(old_value), shape(new_value)));
+        }
+        for (std::size_t r = 0; r < old_value.rows(); ++r) {
+            for (std::size_t c = 0; c < old_value.cols(); ++c) {
+                const double move = std::abs(new_value(r, c) - old_value(r, c)) / learning_rate;
+                moves.above_alpha += move > 1.0 ? 1 : 0;
+                if (move > moves.largest) {
+                    moves = {move, p, r, c, moves.above_alpha};
+                }
+            }
+        }
+    }
+    return moves;
+}
 
 std::vector<std::size_t> sample(const LanguageModel& model, const std::vector<std::size_t>& prompt,
                                 std::size_t length, SplitMix64& generator)

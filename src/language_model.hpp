@@ -44,6 +44,12 @@ struct LanguageModel {
     Matrix unembedding = {};             ///< W_U, d×V
 };
 
+/// \brief The number of parameters of a model of this shape:
+///        \f$ V d \f$ (W_E) \f$ + 4 d^2 \f$ per layer (W_Q, W_K, W_V, W_O) \f$ + d V \f$ (W_U).
+/// \param shape the sizes
+/// \return the count, e.g. 24448 for V = 63, d = 64 and one layer
+[[nodiscard]] std::size_t parameter_count(const ModelShape& shape);
+
 /// \brief A model at its random start, drawn from the book's generator in a fixed order:
 ///        W_E, then each layer's W_Q, W_K, W_V, W_O, then W_U, each row by row.
 ///
@@ -196,6 +202,26 @@ struct Trainer {
 /// \param batch the windows to learn from
 /// \return the loss on the batch before the step
 double training_step(Trainer& trainer, const Batch& batch);
+
+/// \brief How far one training step moved the model's entries, in units of Adam's α.
+struct StepMoves {
+    double largest = 0.0;         ///< the largest \f$ |w_{after} - w_{before}| / \alpha \f$ over every entry
+    std::size_t parameter = 0;    ///< the largest move's matrix, its index in parameters()
+    std::size_t row = 0;          ///< its row
+    std::size_t column = 0;       ///< its column
+    std::size_t above_alpha = 0;  ///< how many entries moved by more than α
+};
+
+/// \brief The moves of every entry between two models of one shape, e.g. before and after
+///        training_step(): the largest (the first in the order of parameters(), row by row, on a
+///        tie) and how many exceed α.
+/// \param before the model before the step
+/// \param after the model after it
+/// \param learning_rate α, the unit of the moves, above 0
+/// \return the moves
+/// \throws ShapeError if the two models' matrices differ in shape
+/// \throws std::invalid_argument if α is not above 0
+[[nodiscard]] StepMoves step_moves(const LanguageModel& before, const LanguageModel& after, double learning_rate);
 
 /// \brief Text drawn from the model one character at a time: each character is drawn from the
 ///        softmax of the logits after the last (at most context) characters, by the first

@@ -1,9 +1,11 @@
 #include "safetensors.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <vector>
 
@@ -281,6 +283,12 @@ std::string save_safetensors(const LanguageModel& model, const std::string& voca
 
 namespace {
 
+// Where one tensor's bytes lie, from the start of the data.
+struct Extent {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+};
+
 std::size_t whole_metadata(const Json& metadata, const std::string& name, std::size_t low, std::size_t high)
 {
     const Json* value = member(metadata, name);
@@ -314,9 +322,9 @@ std::string vocabulary_metadata(const Json& root)
     return characters;
 }
 
-// The tensor's entry must be F64 with the given shape, its data right after the previous tensor's.
-void check_tensor(const Json& root, const std::string& name, std::size_t rows, std::size_t cols,
-                  std::uint64_t& offset)
+// The tensor's entry must be F64 with the given shape, its data_offsets [begin, end) as many bytes
+// as the shape's doubles; returns where its data lie.
+Extent check_tensor(const Json& root, const std::string& name, std::size_t rows, std::size_t cols)
 {
     const Json* tensor = member(root, name);
     if (tensor == nullptr || tensor->kind != Json::Kind::object) {
@@ -333,15 +341,37 @@ void check_tensor(const Json& root, const std::string& name, std::size_t rows, s
         dims->items[0].number != rows || dims->items[1].number != cols) {
         refuse(fmt::format("tensor \"{}\" does not have the shape [{}, {}] the model needs", name, rows, cols));
     }
+    // An end before its begin makes end − begin wrap round to a huge number, or to the size with a
+    // begin past any data, which check_cover() refuses.
     const Json* offsets = member(*tensor, "data_offsets");
     const std::uint64_t size = 8 * static_cast<std::uint64_t>(rows) * cols;
     if (offsets == nullptr || offsets->kind != Json::Kind::array || offsets->items.size() != 2 ||
         offsets->items[0].kind != Json::Kind::number || offsets->items[1].kind != Json::Kind::number ||
-        offsets->items[0].number != offset || offsets->items[1].number != offset + size) {
-        refuse(fmt::format("tensor \"{}\" does not have data_offsets [{}, {}]: the tensors' data must follow one "
-                           "another in the header's order", name, offset, offset + size));
+        offsets->items[1].number - offsets->items[0].number != size) {
+        refuse(fmt::format("tensor \"{}\" does not have data_offsets [begin, end] with end - begin = {}, the bytes "
+                           "of its {} doubles", name, size, rows * cols));
     }
-    offset += size;
+    return {offsets->items[0].number, offsets->items[1].number};
+}
+
+// The format's rule: the tensors' data, in any order, cover the data exactly, with no gap and no
+// overlap. Returns the bytes they cover.
+std::uint64_t check_cover(const std::vector<Extent>& extents, const std::vector<std::string>& names)
+{
+    std::vector<std::size_t> order(extents.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return extents[a].begin < extents[b].begin; });
+    std::uint64_t covered = 0;
+    for (const std::size_t i : order) {
+        if (extents[i].begin != covered) {
+            refuse(fmt::format("tensor \"{}\" has data_offsets [{}, {}], but the data before it end at byte {}: the "
+                               "tensors' data must cover the data with no gap and no overlap", names[i],
+                               extents[i].begin, extents[i].end, covered));
+        }
+        covered = extents[i].end;
+    }
+    return covered;
 }
 
 ModelShape shape_of(const Json& root, std::size_t vocabulary)
@@ -359,8 +389,11 @@ ModelShape shape_of(const Json& root, std::size_t vocabulary)
     shape.heads = whole_metadata(*metadata, "heads", 1, shape.width);
     shape.context = whole_metadata(*metadata, "context", 1, 1000000);
     const std::size_t tensors = root.names.size() - 1;
-    if (tensors < 2 || (tensors - 2) % 4 != 0 || (tensors - 2) / 4 > 64) {
-        refuse(fmt::format("the header has {} tensors; a model of L layers has 4 L + 2, with L up to 64", tensors));
+    // Two tensors, W_E and W_U with no layer, would be a bigram model; the book counts its bigram
+    // instead, and every program that loads a model shows or scores its layers' heads.
+    if (tensors < 6 || (tensors - 2) % 4 != 0 || (tensors - 2) / 4 > 64) {
+        refuse(fmt::format("the header has {} tensors; a model of L layers has 4 L + 2, with L from 1 to 64",
+                           tensors));
     }
     shape.layers = (tensors - 2) / 4;
     if (shape.width % shape.heads != 0 || (shape.width / shape.heads) % 2 != 0) {
@@ -395,25 +428,26 @@ SavedModel load_safetensors(const std::string& bytes)
     const std::string vocabulary = vocabulary_metadata(root);
     const ModelShape shape = shape_of(root, vocabulary.size());
     const std::vector<std::string> names = parameter_names(shape);
-    std::uint64_t offset = 0;
+    std::vector<Extent> extents;
     for (std::size_t i = 0; i < names.size(); ++i) {
         const bool first = i == 0;
         const bool last = i + 1 == names.size();
-        check_tensor(root, names[i], last ? shape.width : first ? shape.vocabulary : shape.width,
-                     last ? shape.vocabulary : shape.width, offset);
+        extents.push_back(check_tensor(root, names[i], last ? shape.width : first ? shape.vocabulary : shape.width,
+                                       last ? shape.vocabulary : shape.width));
     }
+    const std::uint64_t covered = check_cover(extents, names);  // in any order, as the format allows
     const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);
     //{ refuses data that do not fill the rest of the file exactly
-    if (bytes.size() - data_start != offset) {
+    if (bytes.size() - data_start != covered) {
         refuse(fmt::format("the file holds {} bytes of data after the header, but its tensors need {}; it is "
-                           "truncated or has bytes to spare", bytes.size() - data_start, offset));
+                           "truncated or has bytes to spare", bytes.size() - data_start, covered));
     }
     //}
     SavedModel saved{zero_model(shape), vocabulary};
     const std::vector<Matrix*> tensors = parameters(saved.model);
-    std::size_t at = data_start;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         double* entry = tensors[i]->data();
+        std::size_t at = data_start + static_cast<std::size_t>(extents[i].begin);
         for (std::size_t k = 0; k < tensors[i]->rows() * tensors[i]->cols(); ++k, at += 8) {
             entry[k] = std::bit_cast<double>(read_le(bytes, at));
             //{ refuses a number that is not finite

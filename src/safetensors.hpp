@@ -1,6 +1,6 @@
 /// \file safetensors.hpp
 /// \brief Chapter 14: a language model saved to and loaded from the safetensors format, which
-///        PyTorch and its ecosystem read.
+///        the safetensors package reads (into PyTorch, NumPy and others; PyTorch alone does not).
 ///
 /// A file is: 8 bytes, the header's length N as a little-endian unsigned 64-bit number; N bytes
 /// of JSON, padded with spaces to a multiple of 8; then the tensors' data, one after another. The
@@ -8,7 +8,8 @@
 /// shape and its data_offsets [begin, end) in bytes from the start of the data, plus a
 /// "__metadata__" object of strings: the vocabulary, the heads and the context.
 ///
-/// The tensors, in the file's order (d the width, V the vocabulary, l = 0, 1, … the layers):
+/// The tensors, in the order save_safetensors() writes them (d the width, V the vocabulary, l = 0, 1, …
+/// the layers):
 /// "embedding" [V, d] (W_E); "layers.l.w_query", "layers.l.w_key", "layers.l.w_value",
 /// "layers.l.w_out", each [d, d]; "unembedding" [d, V] (W_U). Each is stored row by row.
 #pragma once
@@ -32,12 +33,16 @@ struct SavedModel {
 /// \throws std::invalid_argument if the vocabulary does not have one character per row of W_E
 [[nodiscard]] std::string save_safetensors(const LanguageModel& model, const std::string& vocabulary);
 
-/// \brief Reads a model from the bytes of a safetensors file written by save_safetensors().
+/// \brief Reads a model from the bytes of a safetensors file written by save_safetensors(), or by
+///        any writer that gives the same tensors with the book's metadata.
 ///
 /// Everything is checked before it is used: the length and the JSON of the header, the
-/// metadata, that the tensors are exactly those of a model with its layers, each F64 with the
-/// shape the vocabulary, the width and the heads require, that their data lie one after another
-/// and fill the rest of the file, and that every number is finite.
+/// metadata, that the tensors are exactly those of a model of 1 to 64 layers, each F64 with the
+/// shape the vocabulary, the width and the heads require, that their data, in any order, cover
+/// the rest of the file with no gap and no overlap (the format's rule; Hugging Face's writer,
+/// for one, orders the tensors by dtype and then by name), and that every number is finite.
+/// A file of only "embedding" and "unembedding" (no layer, the bigram) is refused: "the header
+/// has 2 tensors; a model of L layers has 4 L + 2, with L from 1 to 64".
 /// \param bytes the file's bytes
 /// \return the model and its vocabulary
 /// \throws std::invalid_argument with one line naming the first problem, e.g. "the file is

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+#include <functional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -35,19 +35,16 @@ std::vector<double> rule_probabilities(const std::vector<double>& logits, double
             "rule_probabilities: {} logits, temperature {}, top-k {}; expected at least one "
             "logit, a temperature above 0 and k from 1 to {}", v, temperature, top_k, v));
     }
-    // The k largest logits, the lower index first among equals.
-    std::vector<std::size_t> order(v);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return logits[a] > logits[b]; });
-    std::vector<bool> kept(v, false);
-    for (std::size_t r = 0; r < top_k; ++r) {
-        kept[order[r]] = true;
-    }
-    const double largest = logits[order[0]];
+    // The k-th largest logit: every logit at or above it is kept, so a logit tied with it is kept too.
+    std::vector<double> sorted = logits;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(top_k - 1), sorted.end(),
+                     std::greater<>());
+    const double kth = sorted[top_k - 1];
+    const double largest = *std::max_element(logits.begin(), logits.end());
     std::vector<double> p(v, 0.0);
     double total = 0.0;
     for (std::size_t j = 0; j < v; ++j) {
-        if (kept[j]) {
+        if (logits[j] >= kth) {
             p[j] = std::exp((logits[j] - largest) / temperature);  // at most e^0 = 1: no overflow
             total += p[j];
         }

@@ -16,13 +16,14 @@ namespace sa {
 [[nodiscard]] std::size_t greedy_choice(const std::vector<double>& logits);
 
 /// \brief The probabilities a rule draws from: \f$ p_j = e^{(z_j - z_{\max})/\tau} / \sum_i e^{(z_i - z_{\max})/\tau} \f$
-///        over the \p top_k largest logits, and 0 for every other character.
+///        over the logits at or above the k-th largest (k = \p top_k), and 0 for every other character.
 ///
 /// The largest logit is subtracted before the division by τ, so every exponent is at most 0 and no
 /// temperature above 0 overflows: as τ falls, every logit below the largest gets an exponent that
-/// runs to \f$ -\infty \f$ and a probability that runs to 0. The k kept are the k largest; among
-/// equal logits the lower index comes first. The sums run over the characters in their order, so
-/// top_k = d_vocab gives the plain softmax of z / τ bit for bit.
+/// runs to \f$ -\infty \f$ and a probability that runs to 0. The kept logits are those at or above
+/// the k-th largest, so a logit tied with the k-th is kept too and more than k may be kept, as
+/// Hugging Face's TopKLogitsWarper and nanoGPT keep them. The sums run over the characters in their
+/// order, so top_k = d_vocab gives the plain softmax of z / τ bit for bit.
 /// \param logits z, one per character, at least one
 /// \param temperature τ, above 0
 /// \param top_k k, from 1 to the number of logits

@@ -2,6 +2,7 @@
 // file format, the n-gram baselines and the numbers of the chapter's run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <string>
 #include <utility>
@@ -104,6 +106,8 @@ TEST_CASE("Cross-entropy: zero logits cost ln V, and its gradient is (P - Y) / N
     const sa::CrossEntropy big = sa::cross_entropy(sa::Matrix{{1000.0, 0.0}}, {1});
     INFO("logits (1000, 0), target 1: L = 1000 + ln(1 + e^-1000) = 1000");
     CHECK_THAT(big.loss, WithinRel(1000.0, 1e-15));
+    INFO("2 rows of logits and 1 target, then a target of 3 where d_vocab = 3 (tokens 0 to 2): the API page gives "
+         "both messages");
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(2, 3), {0}), Contains("one target per row"));
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(1, 3), {3}), Contains("not below d_vocab = 3"));
 }
@@ -137,6 +141,7 @@ TEST_CASE("Embedding gradient: a scatter-add of each position's gradient into it
     CHECK(sa::embedding_backward(d_rows, tokens, 3) == sa::Matrix{{100, 1000}, {0, 0}, {3, 30}});
     const auto loss = [&](const sa::Matrix& w) { return sa::upstream_loss(sa::embed(w, tokens), d_rows); };
     check_gradient(sa::embedding_backward(d_rows, tokens, 3), sa::numeric_gradient(loss, table, 1e-5), "dW_E");
+    INFO("3 rows of dX and 2 tokens, then a token of 3 where d_vocab = 3: the API page gives both messages");
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1}, 3), Contains("one token per row"));
     CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 3}, 3), Contains("not below d_vocab = 3"));
 }
@@ -166,8 +171,126 @@ TEST_CASE("Adam: one step and a second against the formula of Kingma and Ba", "[
     CHECK_THAT(theta(0, 0), WithinRel(expected, 1e-14));
     CHECK_THAT(moments.first(0, 0), WithinRel(m, 1e-15));
     CHECK_THAT(moments.second(0, 0), WithinRel(v, 1e-14));
+    INFO("a gradient of another shape than θ, then step 0: Adam's bias corrections 1 − β^t need t from 1");
     CHECK_THROWS_AS(sa::adam_step(theta, sa::Matrix(1, 2), moments, 3, settings), sa::ShapeError);
     CHECK_THROWS_WITH(sa::adam_step(theta, g2, moments, 0, settings), Contains("counts its steps from 1"));
+}
+
+namespace {
+
+// One entry's move at the last of a sequence of Adam steps on its gradients, in units of α.
+double last_move(const std::vector<double>& gradients, const sa::AdamSettings& settings)
+{
+    sa::Matrix theta{{0.0}};
+    sa::AdamMoments moments = sa::zero_moments(theta);
+    double before = 0.0;
+    for (std::size_t s = 1; s <= gradients.size(); ++s) {
+        before = theta(0, 0);
+        sa::adam_step(theta, sa::Matrix{{gradients[s - 1]}}, moments, s, settings);
+    }
+    return std::abs(theta(0, 0) - before) / settings.learning_rate;
+}
+
+}  // namespace
+
+TEST_CASE("Adam's bounds: a gradient after zeros moves up to sqrt 10 alpha, and Cauchy-Schwarz bounds every move",
+          "[ch14][support]")
+{
+    const sa::AdamSettings settings{.learning_rate = 0.01, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 1e-8};
+    // Zeros, then g at step s: m = (1 − β1) g and v = (1 − β2) g², so m̂ / √v̂ is the bound, whatever g.
+    for (const std::size_t s : {std::size_t{1}, std::size_t{10}, std::size_t{598}}) {
+        std::vector<double> gradients(s, 0.0);
+        gradients.back() = -0.3;
+        const double c1 = 1.0 - std::pow(0.9, static_cast<double>(s));
+        const double c2 = 1.0 - std::pow(0.999, static_cast<double>(s));
+        const double expected = (0.1 / c1) * std::sqrt(c2 / 0.001);
+        INFO("step " << s << ": (1 - 0.9) / (1 - 0.9^s) * sqrt(1 - 0.999^s) / sqrt(1 - 0.999) = " << expected);
+        CHECK_THAT(sa::sparse_move_bound(settings, s), WithinRel(expected, 1e-14));
+        // The move itself: m̂ = 0.1 · 0.3 / c1 and √v̂ = √(0.001 · 0.09 / c2), with ε added to the latter.
+        const double root = std::sqrt(0.001 * 0.09 / c2);
+        INFO("the move is the bound times √v̂ / (√v̂ + ε), √v̂ = " << root);
+        CHECK_THAT(last_move(gradients, settings), WithinRel((0.1 * 0.3 / c1) / (root + 1e-8), 1e-12));
+        CHECK(last_move(gradients, settings) < expected);
+    }
+    INFO("step 1: m̂ = g and v̂ = g², a move of exactly α; late steps: 0.1 / sqrt(0.001) = sqrt(10)");
+    CHECK_THAT(sa::sparse_move_bound(settings, 1), WithinRel(1.0, 1e-15));
+    CHECK_THAT(sa::sparse_move_bound(settings, 100000), WithinRel(std::sqrt(10.0), 1e-12));
+    // A gradient that grows by β2/β1 every step meets the Cauchy–Schwarz bound with equality.
+    const std::size_t s = 200;
+    std::vector<double> growing(s);
+    for (std::size_t k = 1; k <= s; ++k) {
+        growing[k - 1] = std::pow(0.9 / 0.999, static_cast<double>(s - k));
+    }
+    double sum = 0.0;
+    for (std::size_t j = 0; j < s; ++j) {
+        sum += std::pow(0.81 / 0.999, static_cast<double>(j));
+    }
+    INFO("move_bound = sparse bound * sqrt(sum of (0.81/0.999)^j), j < s; long runs: sqrt(10 / (1 - 0.81/0.999))");
+    CHECK_THAT(sa::move_bound(settings, s), WithinRel(sa::sparse_move_bound(settings, s) * std::sqrt(sum), 1e-13));
+    const sa::AdamSettings no_epsilon{.learning_rate = 0.01, .beta1 = 0.9, .beta2 = 0.999, .epsilon = 0.0};
+    INFO("with ε = 0 (no gradient is 0 here) the growing gradient's move is the bound itself");
+    CHECK_THAT(last_move(growing, no_epsilon), WithinRel(sa::move_bound(settings, s), 1e-12));
+    CHECK_THAT(sa::move_bound(settings, 100000), WithinRel(std::sqrt(10.0 / (1.0 - 0.81 / 0.999)), 1e-12));
+    // Random gradients of any signs and sizes stay inside it at every step.
+    sa::SplitMix64 generator(36);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<double> gradients;
+        for (std::size_t k = 1; k <= 40; ++k) {
+            gradients.push_back(generator.unit_variance() * std::pow(10.0, generator.unit_variance()));
+            INFO("trial " << trial << ", step " << k);
+            CHECK(last_move(gradients, settings) <= sa::move_bound(settings, k) * (1.0 + 1e-12));
+        }
+    }
+    CHECK_THROWS_WITH(sa::sparse_move_bound(settings, 0), Contains("counts its steps from 1"));
+}
+
+TEST_CASE("A step's moves: the largest in units of alpha, where it is, and how many exceed alpha", "[ch14][support]")
+{
+    sa::SplitMix64 generator(14);
+    const sa::ModelShape shape{3, 4, 2, 1, 4};
+    sa::LanguageModel before = sa::random_model(shape, generator);
+    before.embedding(1, 2) = 1.0;
+    before.layers[0].w_out(3, 0) = -2.0;
+    before.unembedding(0, 1) = 0.5;
+    sa::LanguageModel after = before;
+    // With α = 0.25 every move below is exact in binary: 0.5 is 2 α, 0.25 is α, which does not count as above.
+    after.embedding(1, 2) = 1.5;
+    after.layers[0].w_out(3, 0) = -2.5;
+    after.unembedding(0, 1) = 0.75;
+    const sa::StepMoves moves = sa::step_moves(before, after, 0.25);
+    INFO("two entries moved 2 α; the first, in the order of parameters(), is the embedding's (1, 2)");
+    CHECK(moves.largest == 2.0);
+    CHECK(moves.parameter == 0);
+    CHECK(moves.row == 1);
+    CHECK(moves.column == 2);
+    CHECK(moves.above_alpha == 2);
+    // The first Adam step moves each entry by α |g| / (|g| + ε), just below α.
+    const std::string text = "abaabbabaaabbbab";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model({2, 4, 2, 1, 8}, generator), {.learning_rate = 0.01});
+    const sa::LanguageModel start = trainer.model;
+    (void)sa::training_step(trainer, sa::random_batch(sa::encode(vocabulary, text), 2, 8, generator));
+    const sa::StepMoves first = sa::step_moves(start, trainer.model, 0.01);
+    INFO("step 1: the largest move is |g| / (|g| + 1e-8) α, within 1e-6 of α, and none exceeds α");
+    CHECK(first.largest <= 1.0);
+    CHECK(first.largest > 1.0 - 1e-6);
+    CHECK(first.above_alpha == 0);
+    CHECK_THROWS_AS(sa::step_moves(before, sa::random_model({3, 4, 2, 2, 4}, generator), 0.25), sa::ShapeError);
+    CHECK_THROWS_WITH(sa::step_moves(before, after, 0.0), Contains("must be above 0"));
+}
+
+TEST_CASE("The parameter count: V d + 4 d^2 per layer + d V", "[ch14][support]")
+{
+    INFO("V = 63, d = 64, one layer: 63 * 64 + 4 * 64 * 64 + 64 * 63 = 4032 + 16384 + 4032 = 24448");
+    CHECK(sa::parameter_count({63, 64, 4, 1, 64}) == 24448);
+    sa::SplitMix64 generator(2);
+    sa::LanguageModel model = sa::random_model({5, 8, 2, 3, 4}, generator);
+    std::size_t entries = 0;
+    for (const sa::Matrix* matrix : sa::parameters(model)) {
+        entries += matrix->rows() * matrix->cols();
+    }
+    INFO("three layers: the entries of every matrix parameters() hands out");
+    CHECK(sa::parameter_count(model.shape) == entries);
 }
 
 TEST_CASE("Multi-head backward agrees with central differences, with a causal mask", "[ch14]")
@@ -287,8 +410,57 @@ TEST_CASE("The bigram and the trigram on a tiny text, worked by hand", "[ch14][s
                WithinRel(-(std::log(0.6) + std::log(0.4)) / 2.0, 1e-15));
     // Trigram: training triples aaa, aab; count(a, a) = 2 as a context. P(b | a, a) = (1+1)/(2+2) = 1/2.
     INFO("trigram: P(b | aa) = (1 + 1) / (2 + 2)");
-    CHECK_THAT(sa::trigram_loss(sa::encode(vocabulary, "aaab"), held_out, {2}, 2), WithinRel(std::log(2.0), 1e-15));
+    const sa::NgramCounts trigrams = sa::count_ngrams(sa::encode(vocabulary, "aaab"), 3, 2);
+    CHECK_THAT(sa::ngram_loss(trigrams, held_out, {2}), WithinRel(std::log(2.0), 1e-15));
     CHECK_THROWS_WITH(sa::bigram_loss(counts, held_out, {0}), Contains("no previous character"));
+}
+
+TEST_CASE("Counted n-grams of every order on a tiny text, worked by hand", "[ch14][support]")
+{
+    // Training "abaab" (a = 0, b = 1), held-out "aabab". Each order's counts, by hand:
+    //   n = 1: a 3 times, b 2 times, 5 in all: P(a) = (3+1)/(5+2) = 4/7, P(b) = (2+1)/(5+2) = 3/7.
+    //   n = 3: triples aba, baa, aab: each context ab, ba, aa seen once, followed by a, a, b.
+    //   n = 5: the one 5-gram abaab, context abaa.
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("ab");
+    const std::vector<std::size_t> training = sa::encode(vocabulary, "abaab");
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "aabab");
+    const sa::NgramCounts unigrams = sa::count_ngrams(training, 1, 2);
+    INFO("unigram on a a b a b: -(3 ln 4/7 + 2 ln 3/7) / 5");
+    CHECK_THAT(sa::ngram_probability(unigrams, held_out, 0), WithinRel(4.0 / 7.0, 1e-15));
+    CHECK_THAT(sa::ngram_loss(unigrams, held_out, {0, 1, 2, 3, 4}),
+               WithinRel(-(3.0 * std::log(4.0 / 7.0) + 2.0 * std::log(3.0 / 7.0)) / 5.0, 1e-15));
+    const sa::NgramCounts trigrams = sa::count_ngrams(training, 3, 2);
+    INFO("trigram at 2, 3, 4: P(b | aa) = (1+1)/(1+2), P(a | ab) = 2/3, P(b | ba) = (0+1)/(1+2)");
+    CHECK_THAT(sa::ngram_probability(trigrams, held_out, 4), WithinRel(1.0 / 3.0, 1e-15));
+    CHECK_THAT(sa::ngram_loss(trigrams, held_out, {2, 3, 4}),
+               WithinRel(-(2.0 * std::log(2.0 / 3.0) + std::log(1.0 / 3.0)) / 3.0, 1e-15));
+    const sa::NgramCounts fivegrams = sa::count_ngrams(training, 5, 2);
+    INFO("5-gram: the context aaba of position 4 never occurred in training, so P = (0+1)/(0+2) = 1/2");
+    CHECK_THAT(sa::ngram_loss(fivegrams, held_out, {4}), WithinRel(std::log(2.0), 1e-15));
+    INFO("5-gram on the training text itself: P(b | abaa) = (1+1)/(1+2)");
+    CHECK_THAT(sa::ngram_probability(fivegrams, training, 4), WithinRel(2.0 / 3.0, 1e-15));
+    INFO("an order n predicts only positions with n - 1 tokens before them");
+    CHECK(sa::positions_with_context({1, 2, 3, 4}, 5) == std::vector<std::size_t>{4});
+    CHECK(sa::positions_with_context({0, 1}, 1) == std::vector<std::size_t>{0, 1});
+    CHECK_THROWS_WITH(sa::ngram_loss(fivegrams, held_out, {3}), Contains("position 3 does not have the 4 tokens"));
+    CHECK_THROWS_WITH(sa::ngram_loss(trigrams, held_out, {5}), Contains("position 5"));
+    CHECK_THROWS_WITH(sa::ngram_loss(trigrams, held_out, {}), Contains("no position to predict"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 0, 2), Contains("order 0"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 2, 1), Contains("token 1 at position 1 is not below V = 1"));
+    CHECK_THROWS_WITH(sa::count_ngrams(training, 9, 256), Contains("does not fit in 64 bits"));
+}
+
+TEST_CASE("Counted n-grams of order 2 are the bigram, to the last bit", "[ch14][support]")
+{
+    // The same sums of the same counts, (count(a, b) + 1) / (count(a) + V), in the same order.
+    const std::string text = "In the beginning God created the heaven and the earth.\nAnd the earth was without form";
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(text);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    const std::size_t v = vocabulary.characters.size();
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, "the earth was without God");
+    const std::vector<std::size_t> targets = sa::all_targets(held_out.size());
+    CHECK(sa::ngram_loss(sa::count_ngrams(tokens, 2, v), held_out, targets) ==
+          sa::bigram_loss(sa::count_bigrams(tokens, v), held_out, targets));
 }
 
 TEST_CASE("A reader's text: every bad file gets one line naming the problem", "[ch14][support]")
@@ -344,7 +516,106 @@ std::string replaced(std::string text, const std::string& from, const std::strin
     return text.replace(at, from.size(), to);
 }
 
+void append_bytes(std::string& out, std::uint64_t bits)
+{
+    for (int byte = 0; byte < 8; ++byte) {
+        out += static_cast<char>((bits >> (8 * byte)) & 0xffU);
+    }
+}
+
+// A safetensors file written from the format's description alone, with the model's tensors in
+// the given order: the header's entries and their data in that order, the data of each right
+// after the one before, the header after "__metadata__" and padded with spaces to a multiple of 8.
+std::string file_in_order(const sa::LanguageModel& model, const std::string& vocabulary,
+                          const std::vector<std::size_t>& order)
+{
+    sa::LanguageModel copy = model;
+    const std::vector<sa::Matrix*> tensors = sa::parameters(copy);
+    const std::vector<std::string> names = sa::parameter_names(model.shape);
+    std::string header = fmt::format("{{\"__metadata__\":{{\"vocabulary\":\"{}\",\"heads\":\"{}\",\"context\":\"{}\"}}",
+                                     vocabulary, model.shape.heads, model.shape.context);
+    std::string data;
+    for (const std::size_t i : order) {
+        const sa::Matrix& m = *tensors[i];
+        header += fmt::format(",\"{}\":{{\"dtype\":\"F64\",\"shape\":[{},{}],\"data_offsets\":[{},{}]}}", names[i],
+                              m.rows(), m.cols(), data.size(), data.size() + 8 * m.rows() * m.cols());
+        for (std::size_t k = 0; k < m.rows() * m.cols(); ++k) {
+            append_bytes(data, std::bit_cast<std::uint64_t>(m.data()[k]));
+        }
+    }
+    header += "}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string bytes;
+    append_bytes(bytes, header.size());
+    return bytes + header + data;
+}
+
+// The file with one piece of its header replaced, the header padded again to a multiple of 8
+// and its length written again, so that only the replaced text differs.
+std::string header_replaced(const std::string& bytes, const std::string& from, const std::string& to)
+{
+    std::uint64_t length = 0;
+    for (int i = 7; i >= 0; --i) {
+        length = length * 256 + static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    }
+    std::string header = replaced(bytes.substr(8, static_cast<std::size_t>(length)), from, to);
+    header.erase(header.find_last_not_of(' ') + 1);
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string out;
+    append_bytes(out, header.size());
+    return out + header + bytes.substr(8 + static_cast<std::size_t>(length));
+}
+
+// Hugging Face's writer (safetensors' serialize) sorts the tensors by dtype, then by name, byte
+// by byte; here every dtype is F64, so by name alone.
+std::vector<std::size_t> hugging_face_order(const sa::ModelShape& shape)
+{
+    const std::vector<std::string> names = sa::parameter_names(shape);
+    std::vector<std::size_t> order(names.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return names[a] < names[b]; });
+    return order;
+}
+
 }  // namespace
+
+TEST_CASE("Bounds of the text checks: nine lines, the DEL byte, a trigram at position 1, a batch no longer than "
+          "its window", "[ch14][support]")
+{
+    std::string nine;
+    for (int line = 1; line <= 9; ++line) {
+        nine += "ab\n";
+    }
+    INFO("9 lines hold no tenth line to hold out, so there would be nothing to measure on");
+    CHECK_THROWS_WITH(sa::split_every_tenth_line(nine, "--text 9"),
+                      Contains("the text has 9 lines; it needs at least 10"));
+    INFO("one line is \"1 line\", in the singular");
+    CHECK_THROWS_WITH(sa::split_every_tenth_line("ab\n", "--text 1"), Contains("the text has 1 line; it needs"));
+    INFO("10 lines: line 10 is held out");
+    CHECK(sa::split_every_tenth_line(nine + "ba\n", "--text 10").held_out == "ba\n");
+    INFO("0x7f (DEL) is a control character, not a printable one: printable ASCII is 0x20 to 0x7e");
+    CHECK_THROWS_WITH(sa::check_plain_text("ab\x7f", "--text d"), Contains("byte 0x7F on line 1 is not plain ASCII"));
+    CHECK_NOTHROW(sa::check_plain_text("~ }", "--text t"));  // 0x7e and 0x20, the last and the first printable
+    const sa::Vocabulary vocabulary = sa::make_vocabulary("ab");
+    const std::vector<std::size_t> text = sa::encode(vocabulary, "abab");
+    INFO("a trigram needs the two characters before position j, so j starts at 2");
+    CHECK_THROWS_WITH(sa::ngram_probability(sa::count_ngrams(text, 3, 2), text, 1),
+                      Contains("position 1 does not have the 2 tokens before it"));
+    INFO("a window of 4 and the character after it need 5 characters");
+    sa::SplitMix64 generator(1);
+    CHECK_THROWS_WITH(sa::random_batch(text, 1, 4, generator), Contains("has no window of 4"));
+}
+
+TEST_CASE("even_batch_positions: the windows spread from the text's start to its last character", "[ch14][support]")
+{
+    // 10 tokens, 3 windows of 4: the last window may start at 10 − 4 − 1 = 5, so that its last
+    // target is token 9, the text's last; starts ⌊w · 5 / 2⌋ = 0, 2, 5, each predicting start + 1 …
+    // start + 4.
+    const std::vector<std::size_t> tokens(10, 0);
+    CHECK(sa::even_batch_positions(tokens, 3, 4) == std::vector<std::size_t>{1, 2, 3, 4, 3, 4, 5, 6, 6, 7, 8, 9});
+    INFO("one window starts at 0");
+    CHECK(sa::even_batch_positions(tokens, 1, 4) == std::vector<std::size_t>{1, 2, 3, 4});
+}
 
 TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
 {
@@ -381,20 +652,27 @@ TEST_CASE("Safetensors: save, load and evaluate again, bit for bit", "[ch14]")
     CHECK(sa::save_safetensors(loaded.model, loaded.vocabulary) == bytes);
 }
 
+namespace {
+
+// The loader refuses the bytes in one line that says the fragment.
+void refused(const std::string& bytes, const std::string& fragment)
+{
+    INFO("expected a refusal that says: " << fragment);
+    try {
+        (void)sa::load_safetensors(bytes);
+        FAIL("the file was accepted");
+    } catch (const std::invalid_argument& error) {
+        const std::string message = error.what();
+        CHECK_THAT(message, Contains(fragment));
+        CHECK(message.find('\n') == std::string::npos);
+    }
+}
+
+}  // namespace
+
 TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with one line", "[ch14][support]")
 {
     const std::string good = sa::save_safetensors(small_model(9), "abcd");
-    const auto refused = [](const std::string& bytes, const std::string& fragment) {
-        INFO("expected a refusal that says: " << fragment);
-        try {
-            (void)sa::load_safetensors(bytes);
-            FAIL("the file was accepted");
-        } catch (const std::invalid_argument& error) {
-            const std::string message = error.what();
-            CHECK_THAT(message, Contains(fragment));
-            CHECK(message.find('\n') == std::string::npos);
-        }
-    };
     refused("", "fewer than the 8 of the header's length");
     refused(good.substr(0, 100), "the file is truncated: its header says");
     refused(good.substr(0, good.size() - 8), "bytes of data after the header, but its tensors need");
@@ -403,7 +681,8 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
     refused(replaced(good, "\"F64\",\"shape\":[4,8]", "\"F32\",\"shape\":[4,8]"), "is not of dtype \"F64\"");
     refused(replaced(good, "\"shape\":[8,8],\"data_offsets\":[256,768]", "\"shape\":[8,9],\"data_offsets\":[256,768]"),
             "does not have the shape [8, 8]");
-    refused(replaced(good, "[256,768]", "[256,767]"), "does not have data_offsets [256, 768]");
+    refused(replaced(good, "[256,768]", "[256,767]"),
+            "\"layers.0.w_query\" does not have data_offsets [begin, end] with end - begin = 512");
     refused(replaced(good, "\"heads\":\"2\"", "\"heads\":\"3\""), "d/h must be a whole even number");
     refused(replaced(good, "\"vocabulary\":\"abcd\"", "\"vocabulary\":\"abdc\""), "distinct characters in increasing");
     refused(replaced(good, "\"shape\":[4,8]", "\"shape\":[5,8]"), "\"embedding\" does not have the shape [4, 8]");
@@ -414,6 +693,76 @@ TEST_CASE("Safetensors: a truncated, corrupt or mis-shaped file is refused with 
         not_finite[data + i] = i < 6 ? '\0' : (i == 6 ? '\xf8' : '\x7f');  // a NaN
     }
     refused(not_finite, "tensor \"embedding\" holds nan at entry 0");
+}
+
+TEST_CASE("Safetensors: the tensors in any order, as the format allows, Hugging Face's included", "[ch14][support]")
+{
+    // Eleven layers, so that sorting by name puts "layers.10" between "layers.1" and "layers.2".
+    sa::SplitMix64 generator(14);
+    const sa::LanguageModel model = sa::random_model({4, 4, 2, 11, 6}, generator);
+    const std::vector<std::size_t> order = hugging_face_order(model.shape);
+    const std::vector<std::string> names = sa::parameter_names(model.shape);
+    INFO("by name: embedding, layers.0.w_key, layers.0.w_out, layers.0.w_query, …, layers.10.*, layers.2.*, "
+         "…, unembedding; the book writes w_query, w_key, w_value, w_out and layers 0 to 10 in turn");
+    REQUIRE(names[order[1]] == "layers.0.w_key");
+    REQUIRE(names[order[9]] == "layers.10.w_key");
+    REQUIRE(names[order.back()] == "unembedding");
+    std::vector<std::size_t> reversed(order.size());
+    std::iota(reversed.rbegin(), reversed.rend(), std::size_t{0});
+    for (const auto& [written, how] : {std::pair{order, "Hugging Face's order"}, std::pair{reversed, "reversed"}}) {
+        INFO("the tensors' data in " << how << ": every tensor is found by its name and its data_offsets, "
+             "so the model comes back with the same bits");
+        const sa::SavedModel loaded = sa::load_safetensors(file_in_order(model, "abcd", written));
+        CHECK(loaded.model.shape.layers == 11);
+        sa::LanguageModel original = model;
+        sa::LanguageModel copy = loaded.model;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            INFO("tensor " << names[i]);
+            CHECK(sa::identical(*sa::parameters(original)[i], *sa::parameters(copy)[i]));
+        }
+    }
+    INFO("the book's own order, written the same way, is the book's file byte for byte");
+    std::vector<std::size_t> book(names.size());
+    std::iota(book.begin(), book.end(), std::size_t{0});
+    CHECK(file_in_order(model, "abcd", book) == sa::save_safetensors(model, "abcd"));
+}
+
+TEST_CASE("Safetensors: data with a gap or an overlap, or a model of no layer, is refused with one line",
+          "[ch14][support]")
+{
+    const sa::LanguageModel model = small_model(9);  // 2 layers, d = 8: each layer's matrix is 512 bytes
+    const std::string good = sa::save_safetensors(model, "abcd");
+    // layers.0.w_key's data start where w_query's do, [256, 768): the two overlap and the last
+    // 512 bytes are covered by no tensor.
+    refused(header_replaced(good, "[768,1280]", "[256,768]"),
+            "has data_offsets [256, 768], but the data before it end at byte 768: the tensors' data must cover the "
+            "data with no gap and no overlap");
+    // An end before its begin: 256 − (2^64 − 256) wraps round to 512, w_query's size, so only
+    // where its data lie can refuse it: nothing follows the embedding's 256 bytes.
+    refused(header_replaced(good, "[256,768]", "[18446744073709551360,256]"),
+            "\"layers.0.w_key\" has data_offsets [768, 1280], but the data before it end at byte 256");
+    // Every tensor from layers.0.w_key on moved 8 bytes later: a gap of 8 bytes after w_query.
+    std::string gap = good;
+    const std::size_t data_start = gap.size() - 8 * (2 * 4 * 8 + 2 * 4 * 8 * 8);
+    for (std::size_t begin = 768; begin < 768 + 7 * 512; begin += 512) {
+        gap = replaced(gap, fmt::format("[{},{}]", begin, begin + 512), fmt::format("[{},{}]", begin + 8, begin + 520));
+    }
+    gap = replaced(gap, fmt::format("[{},{}]", 768 + 7 * 512, 768 + 7 * 512 + 256),
+                   fmt::format("[{},{}]", 768 + 7 * 512 + 8, 768 + 7 * 512 + 264));
+    gap.insert(data_start + 768, 8, '\0');
+    refused(gap, "\"layers.0.w_key\" has data_offsets [776, 1288], but the data before it end at byte 768");
+    // No layer: W_E and W_U alone are the bigram model, which the book counts (chapter 14's
+    // baselines) rather than loads; every program that loads a model shows its layer-0 heads.
+    sa::LanguageModel bigram = model;
+    bigram.shape.layers = 0;
+    bigram.layers.clear();
+    refused(sa::save_safetensors(bigram, "abcd"),
+            "the header has 2 tensors; a model of L layers has 4 L + 2, with L from 1 to 64");
+    INFO("one layer, 6 tensors, is the smallest model the loader takes");
+    sa::LanguageModel one = model;
+    one.shape.layers = 1;
+    one.layers.resize(1);
+    CHECK(sa::load_safetensors(sa::save_safetensors(one, "abcd")).model.shape.layers == 1);
 }
 
 TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][support]")
@@ -456,6 +805,29 @@ TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][supp
         CHECK(sa::identical(sa::multiply_transposed_rhs(c, b), c_bt));
     }
     CHECK_THROWS_AS(sa::multiply(random_entries(5, 3, 1), random_entries(5, 4, 2)), sa::ShapeError);
+}
+
+TEST_CASE("add_in_place: A + B entry by entry, and B refused if its rows alone or its columns alone differ",
+          "[ch14][support]")
+{
+    sa::Matrix a{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};
+    sa::add_in_place(a, sa::Matrix{{10.0, 20.0, 30.0}, {40.0, 50.0, 60.0}});
+    INFO("each entry is a_ij + b_ij, one addition of whole numbers, so exact");
+    CHECK(sa::identical(a, sa::Matrix{{11.0, 22.0, 33.0}, {44.0, 55.0, 66.0}}));
+    // A sum needs the same shape in both dimensions: a check that refused only when both differ
+    // would let these through. B is the larger in each, so a sum that went ahead would read
+    // inside B and change A silently.
+    const sa::Matrix before = a;
+    INFO("2×3 + 3×3: the columns agree, the rows do not");
+    CHECK_THROWS_MATCHES(sa::add_in_place(a, sa::Matrix(3, 3, 1.0)), sa::ShapeError,
+                         Catch::Matchers::Message("add_in_place: A is 2×3 and B is 3×3; they need the same shape"));
+    sa::Matrix two_by_two{{1.0, 2.0}, {3.0, 4.0}};
+    INFO("2×2 + 2×3: the rows agree, the columns do not");
+    CHECK_THROWS_MATCHES(sa::add_in_place(two_by_two, sa::Matrix(2, 3, 1.0)), sa::ShapeError,
+                         Catch::Matchers::Message("add_in_place: A is 2×2 and B is 2×3; they need the same shape"));
+    INFO("a refused sum leaves A as it was");
+    CHECK(sa::identical(a, before));
+    CHECK(sa::identical(two_by_two, sa::Matrix{{1.0, 2.0}, {3.0, 4.0}}));
 }
 
 namespace {
@@ -667,11 +1039,128 @@ std::string three(double value)
 }
 
 struct ByteCounts {
+    std::array<double, 256> singles{};  // every byte of the text, for the unigram
     std::vector<double> pairs = std::vector<double>(256 * 256, 0.0);
     std::vector<double> triples = std::vector<double>(256 * 256 * 256, 0.0);
     std::array<double, 256> firsts{};
     std::array<double, 65536> pair_firsts{};
 };
+
+// The mean loss of a counted n-gram of order 4 or more on the held-out bytes at the given
+// positions, counted straight from the bytes: only the contexts those positions need are kept,
+// each as the number its n − 1 bytes spell in base 256.
+double long_ngram_loss(const std::string& training, const std::string& held_out,
+                       const std::vector<std::size_t>& positions, std::size_t order, double v)
+{
+    const auto key = [order](const std::string& text, std::size_t j) {
+        std::uint64_t k = 0;
+        for (std::size_t i = j + 1 - order; i < j; ++i) {
+            k = k * 256U + static_cast<unsigned char>(text[i]);
+        }
+        return k;
+    };
+    std::map<std::uint64_t, std::array<double, 257>> followers;  // entry 256: the context's total
+    for (const std::size_t j : positions) {
+        followers[key(held_out, j)] = {};
+    }
+    for (std::size_t j = order - 1; j < training.size(); ++j) {
+        const auto found = followers.find(key(training, j));
+        if (found != followers.end()) {
+            found->second[static_cast<unsigned char>(training[j])] += 1.0;
+            found->second[256] += 1.0;
+        }
+    }
+    double sum = 0.0;
+    for (const std::size_t j : positions) {
+        const std::array<double, 257>& counts = followers.at(key(held_out, j));
+        sum -= std::log((counts[static_cast<unsigned char>(held_out[j])] + 1.0) / (counts[256] + v));
+    }
+    return sum / static_cast<double>(positions.size());
+}
+
+}  // namespace
+
+namespace {
+
+// The chapter's run again, step by step as its program takes them (the seed's generator draws the
+// model, then each step's batch), with every entry's move compared here, entry by entry: the
+// largest move in units of α, its step, matrix, row and column, and the count of moves above α.
+struct RunMoves {
+    double largest = 0.0;
+    std::size_t step = 0;
+    std::size_t matrix = 0;
+    std::size_t row = 0;
+    std::size_t column = 0;
+    std::size_t above = 0;
+    sa::LanguageModel model;
+};
+
+RunMoves train_again(const std::vector<std::size_t>& training, std::size_t v)
+{
+    sa::SplitMix64 generator(2017);
+    sa::Trainer trainer = sa::make_trainer(sa::random_model({v, 64, 4, 1, 64}, generator), {.learning_rate = 0.01});
+    RunMoves moves;
+    for (std::size_t step = 1; step <= 600; ++step) {
+        sa::LanguageModel before = trainer.model;
+        (void)sa::training_step(trainer, sa::random_batch(training, 16, 64, generator));
+        const std::vector<sa::Matrix*> olds = sa::parameters(before);
+        const std::vector<sa::Matrix*> news = sa::parameters(trainer.model);
+        for (std::size_t m = 0; m < olds.size(); ++m) {
+            for (std::size_t r = 0; r < olds[m]->rows(); ++r) {
+                for (std::size_t c = 0; c < olds[m]->cols(); ++c) {
+                    const double move = std::abs((*news[m])(r, c) - (*olds[m])(r, c)) / 0.01;
+                    moves.above += move > 1.0 ? 1 : 0;
+                    if (move > moves.largest) {
+                        moves = {move, step, m, r, c, moves.above, {}};
+                    }
+                }
+            }
+        }
+    }
+    moves.model = trainer.model;
+    return moves;
+}
+
+// Adam's printed moves: the bounds from β1 = 0.9 and β2 = 0.999 at the printed step, and the largest
+// move and the count above α from the run trained again.
+void check_printed_moves(const std::string& output, double v, const std::vector<std::size_t>& training,
+                         const std::string& characters, const sa::LanguageModel& saved)
+{
+    const double d = 64.0;
+    INFO("parameters: V d (W_E) + 4 d^2 (W_Q, W_K, W_V, W_O) + d V (W_U) = " << 2 * v * d + 4 * d * d);
+    CHECK_THAT(output, Contains(fmt::format("Parameters: {} = ", 2 * v * d + 4 * d * d)));
+    std::smatch match;
+    REQUIRE(std::regex_search(output, match, std::regex("one step: ([0-9.]+) α, at step s = ([0-9]+) in ")));
+    const double largest = std::stod(match[1].str());
+    const double s = std::stod(match[2].str());
+    const double sparse = 0.1 / (1.0 - std::pow(0.9, s)) * std::sqrt((1.0 - std::pow(0.999, s)) / 0.001);
+    double sum = 0.0;
+    for (double j = 0.0; j < s; j += 1.0) {
+        sum += std::pow(0.81 / 0.999, j);
+    }
+    INFO("at step " << s << ": after zeros (1 - 0.9)/(1 - 0.9^s) sqrt((1 - 0.999^s)/0.001) = " << sparse
+                    << "; for any gradients, times sqrt(sum of (0.81/0.999)^j) = " << sparse * std::sqrt(sum));
+    CHECK(printed_after(output, "was 0 at every earlier step: ") == three(sparse));
+    CHECK(printed_after(output, "α (1 - β1)/√(1 - β2) = ") == three(0.1 / std::sqrt(0.001)));
+    CHECK(printed_after(output, "for any gradients: ") == three(sparse * std::sqrt(sum)));
+    CHECK(largest <= sparse * std::sqrt(sum));
+    const RunMoves again = train_again(training, static_cast<std::size_t>(v));
+    sa::LanguageModel trained = again.model;
+    sa::LanguageModel read = saved;
+    INFO("the run trained again ends on the saved model, bit for bit");
+    for (std::size_t m = 0; m < sa::parameters(trained).size(); ++m) {
+        CHECK(sa::identical(*sa::parameters(trained)[m], *sa::parameters(read)[m]));
+    }
+    INFO("the largest move of the run trained again: " << again.largest << " α at step " << again.step);
+    CHECK(three(largest) == three(again.largest));
+    CHECK(static_cast<std::size_t>(s) == again.step);
+    REQUIRE(again.matrix == 0);  // the row of a rare character of W_E, as the prose says
+    CHECK_THAT(output, Contains(fmt::format("in embedding ({}, {}), the row of '{}'", again.row, again.column,
+                                            characters.at(again.row))));
+    INFO("entry-steps: 600 steps of " << 2 * v * d + 4 * d * d << " entries each");
+    CHECK_THAT(output, Contains(fmt::format(";\n  {} of the {} entry-steps moved more than α", again.above,
+                                            600 * (2 * v * d + 4 * d * d))));
+}
 
 }  // namespace
 
@@ -699,9 +1188,11 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "ln d_vocab = ") == three(std::log(v)));
     // The n-grams, counted over bytes straight from the files.
     ByteCounts counts;
+    counts.singles[static_cast<unsigned char>(training[0])] += 1.0;
     for (std::size_t j = 1; j < training.size(); ++j) {
         const auto a = static_cast<unsigned char>(training[j - 1]);
         const auto b = static_cast<unsigned char>(training[j]);
+        counts.singles[b] += 1.0;
         counts.pairs[a * 256U + b] += 1.0;
         counts.firsts[a] += 1.0;
         if (j >= 2) {
@@ -725,11 +1216,16 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     double bigram_sum = 0.0;
     double trigram_sum = 0.0;
     double trigram_count = 0.0;
+    double unigram_sum = 0.0;
     std::vector<std::size_t> starts;
+    std::vector<std::size_t> measured;
     for (std::size_t w = 0; w < 128; ++w) {
         starts.push_back(w * (held_out.size() - 65) / 127);
         for (std::size_t i = 0; i < 64; ++i) {
             const std::size_t j = starts.back() + i + 1;
+            measured.push_back(j);
+            unigram_sum -= std::log((counts.singles[static_cast<unsigned char>(held_out[j])] + 1.0) /
+                                    (static_cast<double>(training.size()) + v));
             bigram_sum += bigram(j);
             if (j >= 2) {
                 const auto z = static_cast<unsigned char>(held_out[j - 2]);
@@ -746,6 +1242,27 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "counted trigram  ") == three(trigram_sum / trigram_count));
     CHECK(printed_after(output, "counted trigram  " + three(trigram_sum / trigram_count) + " (") ==
           three(trigram_sum / trigram_count / std::log(2.0)));
+    INFO("the first window starts at 0: its first prediction, position 1, has one character before it, not two");
+    CHECK(trigram_count == 8191.0);
+    CHECK_THAT(output, Contains(fmt::format("counted trigram  {} ({}), 8191 predictions", three(trigram_sum / 8191.0),
+                                            three(trigram_sum / 8191.0 / std::log(2.0)))));
+    INFO("unigram: mean of -ln (count(b) + 1) / (n + V) over the 8192 measured characters, n the training length");
+    CHECK(printed_after(output, "counted unigram  ") == three(unigram_sum / 8192.0));
+    // Orders 4 and 5 predict the measured positions with 3 and 4 characters before them: the first
+    // window loses its first 2 and 3 predictions.
+    for (const std::size_t order : {std::size_t{4}, std::size_t{5}}) {
+        std::vector<std::size_t> positions;
+        for (const std::size_t j : measured) {
+            if (j + 1 >= order) {
+                positions.push_back(j);
+            }
+        }
+        INFO("order " << order << ": (count(context, b) + 1) / (count(context) + V), counted from the bytes");
+        CHECK(positions.size() == 8192 + 2 - order);
+        const double loss = long_ngram_loss(training, held_out, positions, order, v);
+        CHECK_THAT(output, Contains(fmt::format("counted {}-gram   {} ({}), {} predictions", order, three(loss),
+                                                three(loss / std::log(2.0)), positions.size())));
+    }
     // The trained model, read from the file the run saved, through the Eigen forward pass above.
     const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH14_MODEL));
     const sa::Vocabulary vocabulary = sa::make_vocabulary(training);
@@ -763,6 +1280,8 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     CHECK(printed_after(output, "one layer        ") == three(model));
     CHECK(printed_after(output, "one layer        " + three(model) + " (") == three(model / std::log(2.0)));
     CHECK(printed_after(output, "Bigram minus model: ") == three(bigram_measured - model));
+    INFO("perplexity: e to the model's loss in nats");
+    CHECK(printed_after(output, "perplexity, e^L: ") == three(std::exp(model)));
     CHECK(bigram_measured - model >= 0.30);
     CHECK_THAT(sa::evaluate(saved.model, sa::even_batch(tokens, 128, 64)), WithinRel(model, 1e-12));
     // The untrained model: drawn again from the seed in the documented order, measured the same way.
@@ -777,4 +1296,5 @@ TEST_CASE("The chapter's printed numbers recomputed from the text and the saved 
     }
     INFO("step 0: the random start's loss, close to ln d_vocab because W_U starts small");
     CHECK(printed_after(output, "      0  ") == three(start_sum / 8192.0));
+    check_printed_moves(output, v, sa::encode(vocabulary, training), vocabulary.characters, saved.model);
 }

@@ -122,8 +122,8 @@ TEST_CASE("Temperature and top-k on hand-made logits", "[ch16]")
     CHECK(p3[1] == 0.0);
     CHECK_THAT(p3[2], Catch::Matchers::WithinAbs(3.0 / 7.0, 1e-15));
     CHECK_THAT(p3[3], Catch::Matchers::WithinAbs(4.0 / 7.0, 1e-15));
-    INFO("equal logits: the lower index is kept first, and greedy takes the first largest");
-    CHECK(sa::rule_probabilities({1.0, 2.0, 2.0}, 1.0, 1) == std::vector<double>{0.0, 1.0, 0.0});
+    INFO("equal logits: greedy takes the first largest; top-1 keeps both, each tied with the largest");
+    CHECK(sa::rule_probabilities({1.0, 2.0, 2.0}, 1.0, 1) == std::vector<double>{0.0, 0.5, 0.5});
     CHECK(sa::greedy_choice({1.0, 2.0, 2.0}) == 1);
     INFO("a tiny temperature does not overflow: the exponents are at most 0");
     CHECK(sa::rule_probabilities({0.0, 1000.0}, 1e-300, 2) == std::vector<double>{0.0, 1.0});
@@ -133,6 +133,52 @@ TEST_CASE("Temperature and top-k on hand-made logits", "[ch16]")
     CHECK_THROWS_AS(sa::rule_probabilities(z, 1.0, 0), std::invalid_argument);
     CHECK_THROWS_AS(sa::rule_probabilities(z, 1.0, 5), std::invalid_argument);
     CHECK_THROWS_AS(sa::greedy_choice({}), std::invalid_argument);
+}
+
+TEST_CASE("Top-k keeps every logit tied with the k-th largest, as Hugging Face and nanoGPT do", "[ch16]")
+{
+    // z = 3, 1, 2, 2, 0: sorted 3, 2, 2, 1, 0. A logit is kept when it is at least the k-th largest.
+    const std::vector<double> z{3.0, 1.0, 2.0, 2.0, 0.0};
+    const double three_kept = std::exp(0.0) + 2.0 * std::exp(-1.0);  // e^{3-3} + e^{2-3} + e^{2-3}
+    for (const std::size_t k : {2U, 3U}) {
+        INFO("k = " << k << ": the k-th largest is 2, and both 2s are kept: p = e^0, e^-1, e^-1 over their sum");
+        const std::vector<double> p = sa::rule_probabilities(z, 1.0, k);
+        CHECK(std::count_if(p.begin(), p.end(), [](double x) { return x > 0.0; }) == 3);
+        CHECK_THAT(p[0], Catch::Matchers::WithinAbs(1.0 / three_kept, 1e-15));
+        CHECK_THAT(p[2], Catch::Matchers::WithinAbs(std::exp(-1.0) / three_kept, 1e-15));
+        CHECK(p[2] == p[3]);
+        CHECK(p[1] == 0.0);
+        CHECK(p[4] == 0.0);
+    }
+    INFO("k = 4: the 4th largest is 1, so four are kept and only the 0 is cut");
+    const std::vector<double> four = sa::rule_probabilities(z, 1.0, 4);
+    CHECK(std::count_if(four.begin(), four.end(), [](double x) { return x > 0.0; }) == 4);
+    CHECK(four[4] == 0.0);
+    INFO("k = 1 with no tie keeps the largest alone");
+    CHECK(sa::rule_probabilities(z, 1.0, 1) == std::vector<double>{1.0, 0.0, 0.0, 0.0, 0.0});
+    INFO("every logit equal: any k keeps them all, each 1/5");
+    CHECK(sa::rule_probabilities(std::vector<double>(5, 0.7), 1.0, 1) == std::vector<double>(5, 0.2));
+}
+
+TEST_CASE("A vocabulary of one character: every rule returns it", "[ch16]")
+{
+    // One logit z: p_0 = e^{(z - z)/τ} / e^{(z - z)/τ} = 1 at any τ, top-k can only be 1, and the
+    // cumulative sum 1 is above every u in [0, 1), so each rule draws character 0.
+    for (const double z : {-3.5, 0.0, 7.25}) {
+        INFO("the one logit is " << z);
+        CHECK(sa::greedy_choice({z}) == 0);
+        for (const double temperature : {1e-12, 0.5, 1.0, 4.0}) {
+            INFO("τ = " << temperature << ", top-k = 1");
+            CHECK(sa::rule_probabilities({z}, temperature, 1) == std::vector<double>{1.0});
+            for (const double u : {0.0, 0.5, 0.999999}) {
+                CHECK(sa::sample_character({z}, temperature, 1, u) == 0);
+            }
+        }
+        INFO("top-k = 2 asks for more characters than there are");
+        CHECK_THROWS_AS(sa::rule_probabilities({z}, 1.0, 2), std::invalid_argument);
+    }
+    CHECK(sa::inverse_cdf_draw({1.0}, 0.0) == 0);
+    CHECK(sa::inverse_cdf_draw({1.0}, 0.999999) == 0);
 }
 
 TEST_CASE("Temperature toward 0 and top-k = 1 both equal the greedy choice", "[ch16]")
@@ -228,8 +274,92 @@ TEST_CASE("Generation with and without the cache gives the same characters", "[c
         CHECK(with == sa::generate(model, prompt, 25, rule, 7, false));
     }
     CHECK_THROWS_AS(sa::generate(model, {}, 5, {}, 7, true), std::invalid_argument);
+    CHECK_THROWS_AS(sa::generate_text(model, prompt, 5, {}, 7, false, sa::Window::rolling), std::invalid_argument);
     sa::GenerationCache cache = sa::empty_cache(model);
     CHECK_THROWS_AS(sa::decode_next(model, cache, 11), std::invalid_argument);
+}
+
+namespace {
+
+// Generation written out as nanoGPT's generate does it: at every step the last `window` tokens at
+// most, recomputed from position 0, then the rule on one uniform number.
+std::vector<std::size_t> cropped_generation(const sa::LanguageModel& model, std::vector<std::size_t> text,
+                                            std::size_t length, const sa::SamplingRule& rule, std::uint64_t seed,
+                                            std::size_t window)
+{
+    sa::SplitMix64 generator(seed);
+    const std::size_t n = text.size();
+    for (std::size_t i = 0; i < length; ++i) {
+        const std::size_t start = text.size() > window ? text.size() - window : 0;
+        const std::vector<double> z = sa::recomputed_logits(model, {text.begin() + static_cast<std::ptrdiff_t>(start),
+                                                                    text.end()});
+        const std::size_t k = rule.top_k == 0 ? z.size() : rule.top_k;
+        text.push_back(rule.greedy ? sa::greedy_choice(z) : sa::sample_character(z, rule.temperature, k,
+                                                                                 generator.uniform()));
+    }
+    return {text.begin() + static_cast<std::ptrdiff_t>(n), text.end()};
+}
+
+}  // namespace
+
+TEST_CASE("The sliding window crops to the context, with the cache and without, and the rows it costs", "[ch16]")
+{
+    sa::SplitMix64 generator(19);
+    const sa::LanguageModel model = sa::random_model({11, 16, 2, 2, 8}, generator);  // context 8
+    const std::vector<std::size_t> prompt{1, 2, 3};
+    const sa::SamplingRule rule{false, 1.0, 0};
+    const sa::Generated sliding = sa::generate_text(model, prompt, 25, rule, 7, true, sa::Window::sliding);
+    const sa::Generated sliding_full = sa::generate_text(model, prompt, 25, rule, 7, false, sa::Window::sliding);
+    const sa::Generated whole = sa::generate_text(model, prompt, 25, rule, 7, true, sa::Window::whole);
+    const sa::Generated whole_full = sa::generate_text(model, prompt, 25, rule, 7, false, sa::Window::whole);
+    INFO("sliding: each step the last 8 tokens at most, from position 0; whole: the text so far");
+    CHECK(sliding.tokens == cropped_generation(model, prompt, 25, rule, 7, 8));
+    CHECK(sliding_full.tokens == sliding.tokens);
+    CHECK(whole.tokens == cropped_generation(model, prompt, 25, rule, 7, 1000));
+    CHECK(whole_full.tokens == whole.tokens);
+    INFO("the draw of character i (from 1) reads 3 + i - 1 tokens: up to i = 6 both read the same 8 at most");
+    CHECK(std::equal(sliding.tokens.begin(), sliding.tokens.begin() + 6, whole.tokens.begin()));
+    INFO("sliding with the cache: the prompt (3), one row a step while the text fits (texts of 4 to 8: 5), then the "
+         "8 of the window again at each of the 19 steps with texts of 9 to 27: 3 + 5 + 152 = 160");
+    CHECK(sliding.rows == 160);
+    INFO("sliding recomputed: 3 + 4 + ... + 8 = 33, then 19 * 8 = 152: 185");
+    CHECK(sliding_full.rows == 185);
+    INFO("whole with the cache: every position once, 3 + 25 - 1 = 27; recomputed: 3 + 4 + ... + 27 = 375");
+    CHECK(whole.rows == 27);
+    CHECK(whole_full.rows == 375);
+    INFO("a prompt longer than the context is cropped too: its last 8 tokens are read");
+    const std::vector<std::size_t> long_prompt{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2};
+    const std::vector<std::size_t> tail(long_prompt.end() - 8, long_prompt.end());
+    CHECK(sa::generate_text(model, long_prompt, 5, rule, 7, true, sa::Window::sliding).tokens ==
+          sa::generate_text(model, tail, 5, rule, 7, false, sa::Window::sliding).tokens);
+}
+
+TEST_CASE("A rolling cache of one layer draws what the sliding window draws, one row per step", "[ch16]")
+{
+    // One layer: a key and a value depend on their own token only, and a rotary score depends on the
+    // distance alone, so the last 8 keys at their own positions give the scores of the window recomputed
+    // from 0, up to rounding in the angles, which no draw here lands on.
+    for (const std::uint64_t seed : {21U, 22U, 23U}) {
+        sa::SplitMix64 generator(seed);
+        const sa::LanguageModel model = sa::random_model({11, 16, 4, 1, 8}, generator);
+        const std::vector<std::size_t> prompt{4, 5};
+        for (const sa::SamplingRule rule : {sa::SamplingRule{true, 1.0, 0}, sa::SamplingRule{false, 1.0, 0}}) {
+            INFO("seed " << seed << ", greedy " << rule.greedy);
+            const sa::Generated rolling = sa::generate_text(model, prompt, 30, rule, seed, true, sa::Window::rolling);
+            CHECK(rolling.tokens == sa::generate_text(model, prompt, 30, rule, seed, false, sa::Window::sliding).tokens);
+            INFO("every position through the layer once: 2 + 30 - 1 = 31 rows");
+            CHECK(rolling.rows == 31);
+        }
+    }
+}
+
+TEST_CASE("The numbers a KV cache holds: a key and a value of width d per layer and position", "[ch16][support]")
+{
+    sa::SplitMix64 generator(20);
+    INFO("2 * layers * d * t: 2 * 3 * 16 * 5 = 480");
+    CHECK(sa::cache_numbers(sa::random_model({11, 16, 2, 3, 8}, generator), 5) == 480);
+    INFO("the book's shape, 1 layer of d = 64 at t = 64: 2 * 1 * 64 * 64 = 8192");
+    CHECK(sa::cache_numbers(sa::random_model({63, 64, 4, 1, 64}, generator), 64) == 8192);
 }
 
 TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch16-run][support]")
@@ -244,9 +374,12 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
                                                              "d_vocab = {}.",
                                                              model.shape.layers, model.shape.width, model.shape.heads,
                                                              model.shape.context, v)));
-    // The table: the logits of the whole prompt recomputed without the cache, the softmax written out.
+    // The tables: the logits of the whole prompt (26 characters, inside the context) recomputed without
+    // the cache, the softmax written out: the reader's rule (the default, τ = 0.8, every character), then
+    // the book's three rules.
     const std::vector<std::size_t> prompt = sa::encode(vocabulary, "And God said, Let there be");
     const std::vector<double> z = sa::recomputed_logits(model, prompt);
+    const std::vector<double> own = softmax_at(z, 0.8);
     const std::vector<double> p = softmax_at(z, 1.0);
     const std::vector<double> cooled = softmax_at(z, 0.5);
     std::vector<std::size_t> order(v);
@@ -258,40 +391,71 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
     for (std::size_t r = 0; r < 5; ++r) {
         top5 += p[order[r]];
     }
-    double c = 0.0;
+    double own_f = 0.0;
+    double f = 0.0;
     for (std::size_t j = 0; j < v; ++j) {
-        c += p[j];
+        own_f += own[j];
+        f += p[j];
         const std::size_t rank = static_cast<std::size_t>(std::find(order.begin(), order.end(), j) - order.begin());
         if (rank < 8) {
-            const std::string row = fmt::format("  {:<4} {:>7} {:>11} {:>7} {:>12} {:>12}\n",
-                                                sa::character_label(saved.vocabulary[j]), three(z[j]), three(p[j]),
-                                                three(c), three(cooled[j]), three(rank < 5 ? p[j] / top5 : 0.0));
-            INFO("row of " << j << ": logit, p = softmax(z), c = p summed up to here, softmax(z/0.5), top-5 renormalised");
-            CHECK_THAT(output, Catch::Matchers::Contains(row));
+            const std::string label = sa::character_label(saved.vocabulary[j]);
+            INFO("row of " << j << ": logit, p = softmax(z / 0.8), F = p summed up to here");
+            CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:<4} {:>7} {:>7} {:>7}\n", label, three(z[j]),
+                                                                     three(own[j]), three(own_f))));
+            INFO("the book's rules: softmax(z), its F, softmax(z / 0.5), the top-5 renormalised");
+            CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:<4} {:>11} {:>11} {:>12} {:>11}\n", label,
+                                                                     three(p[j]), three(f), three(cooled[j]),
+                                                                     three(rank < 5 ? p[j] / top5 : 0.0))));
         }
     }
     sa::SplitMix64 generator(2017);
     const double u = generator.uniform();
     CHECK_THAT(output, Catch::Matchers::Contains("u = " + three(u) + "."));
-    // The continuation, recomputed without the cache; the row counts: n + L - 1 and the sum of n + i.
-    const std::vector<std::size_t> text = sa::generate(model, prompt, 120, {false, 0.8, v}, 2017, false);
-    std::string shown = "And God said, Let there be[" + sa::decode(vocabulary, text) + "]";
-    std::replace(shown.begin(), shown.end(), '\n', '/');  // a new verse is shown as '/'
-    std::string lines;  // in lines of 72 characters, indented by two spaces
-    for (std::size_t start = 0; start < shown.size(); start += 72) {
-        lines += "  " + shown.substr(start, 72) + "\n";
-    }
-    CHECK_THAT(output, Catch::Matchers::Contains(":\n" + lines + "\n"));
-    INFO("with the cache: 26 + 120 - 1 = 145 rows; without: 120 * 26 + (0 + ... + 119) = 3120 + 7140 = 10260");
-    CHECK_THAT(output, Catch::Matchers::Contains("computed: 145 with the cache, 10260 recomputing"));
+    // The continuation, written out as a crop to the last 64 characters, recomputed without the cache.
+    const sa::SamplingRule rule{false, 0.8, v};
+    const std::vector<std::size_t> text = cropped_generation(model, prompt, 120, rule, 2017, 64);
+    const std::vector<std::size_t> whole = cropped_generation(model, prompt, 120, rule, 2017, 1000);
+    const auto lines = [&](const std::vector<std::size_t>& generated) {
+        std::string shown = "And God said, Let there be[" + sa::decode(vocabulary, generated) + "]";
+        std::replace(shown.begin(), shown.end(), '\n', '/');  // a new verse is shown as '/'
+        std::string out;  // in lines of 72 characters, indented by two spaces
+        for (std::size_t start = 0; start < shown.size(); start += 72) {
+            out += "  " + shown.substr(start, 72) + "\n";
+        }
+        return out;
+    };
+    CHECK_THAT(output, Catch::Matchers::Contains(":\n" + lines(text) + "With the KV cache"));
+    CHECK_THAT(output, Catch::Matchers::Contains(":\n" + lines(whole) + "With the KV cache"));
+    INFO("character i (from 1) is drawn after 26 + i - 1 characters: more than 64 from i = 40");
+    CHECK_THAT(output, Catch::Matchers::Contains("From generated character 40 on, the text is longer than the context"));
+    CHECK_THAT(output, Catch::Matchers::Contains("From generated character 40 on, the step reads position 64"));
+    INFO("sliding, with the cache: the prompt (26), one row for each step with a text of 27 to 64 characters (38), "
+         "and the 64 of the window again at each of the 81 steps with 65 to 145: 26 + 38 + 5184 = 5248; "
+         "recomputing: 26 + ... + 64 = 1755, then 81 * 64 = 5184: 6939");
+    CHECK_THAT(output, Catch::Matchers::Contains("computed: 5248 with the cache, 6939 recomputing the window"));
+    INFO("uncropped, with the cache: 26 + 120 - 1 = 145 rows; without: 120 * 26 + (0 + ... + 119) = 10260");
+    CHECK_THAT(output, Catch::Matchers::Contains("computed: 145 with the cache, 10260 recomputing the text"));
+    INFO("the cache holds 2 * layers * d * t numbers, 8 bytes each: t = 64 (sliding), 145 (uncropped)");
+    CHECK_THAT(output, Catch::Matchers::Contains("t = 64 positions, 2 · 1 · 64 · 64 = 8192 numbers, 65536 bytes"));
+    CHECK_THAT(output, Catch::Matchers::Contains("t = 145 positions, 2 · 1 · 64 · 145 = 18560 numbers, 148480 bytes"));
+    const auto apart = std::mismatch(text.begin(), text.end(), whole.begin());
+    INFO("the sliding and the uncropped text agree while both read the same characters, up to character 39");
+    REQUIRE(apart.first != text.end());
+    const auto differs = static_cast<std::size_t>(apart.first - text.begin()) + 1;
+    CHECK(differs >= 40);
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("differ first at generated character {}.", differs)));
+    INFO("a rolling cache of one layer: the sliding window's distances, one row per position, 145");
+    CHECK_THAT(output, Catch::Matchers::Contains("145 rows; the same 120 characters as the sliding window"));
     // Past the context: each held-out window run on its own, as one window of 256 and as four of 64.
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
     const sa::Batch batch = sa::even_batch(held_out, 16, 256);
     for (const auto& [first, last] : {std::pair<std::size_t, std::size_t>{0, 64}, {64, 128}, {128, 256}}) {
         double one = 0.0;
         double four = 0.0;
+        double sliding = 0.0;
         std::size_t count_one = 0;
         std::size_t count_four = 0;
+        std::size_t count_sliding = 0;
         for (std::size_t w = 0; w < 16; ++w) {
             const std::vector<std::size_t> inputs(batch.inputs.begin() + static_cast<std::ptrdiff_t>(w * 256),
                                                   batch.inputs.begin() + static_cast<std::ptrdiff_t>((w + 1) * 256));
@@ -299,11 +463,19 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
                                                    batch.targets.begin() + static_cast<std::ptrdiff_t>((w + 1) * 256));
             one += window_loss(sa::forward(model, inputs, 256).logits, targets, first, last, count_one);
             four += window_loss(sa::forward(model, inputs, 64).logits, targets, first, last, count_four);
+            for (std::size_t r = first; r < last; ++r) {  // the last 64 characters up to r, from position 0
+                const std::vector<std::size_t> last64(inputs.begin() + static_cast<std::ptrdiff_t>(r < 64 ? 0 : r - 63),
+                                                      inputs.begin() + static_cast<std::ptrdiff_t>(r + 1));
+                sliding -= std::log(softmax_at(sa::recomputed_logits(model, last64), 1.0)[targets[r]]);
+                ++count_sliding;
+            }
         }
-        const std::string row = fmt::format("  {:>3} to {:<3}  {:>17}   {:>18}\n", first, last - 1,
+        const std::string row = fmt::format("  {:>3} to {:<3} {:>17}   {:>18}   {:>18}\n", first, last - 1,
                                             three(one / static_cast<double>(count_one)),
-                                            three(four / static_cast<double>(count_four)));
-        INFO("positions " << first << " to " << last - 1 << ": the mean of -ln p(target) over 16 windows");
+                                            three(four / static_cast<double>(count_four)),
+                                            three(sliding / static_cast<double>(count_sliding)));
+        INFO("positions " << first << " to " << last - 1 << ": the mean of -ln p(target) over 16 windows, read as "
+             "one window of 256, as four of 64, and through the last 64 characters at each position");
         CHECK_THAT(output, Catch::Matchers::Contains(row));
     }
 }
@@ -401,7 +573,7 @@ TEST_CASE("The induction head at work: chapter 15's model on a rare name recompu
     CHECK(copied_by_case[4] == 0);
 }
 
-TEST_CASE("The copying model completes names of the Bible that chapter 15's model does not, recomputed",
+TEST_CASE("The copying model completes names of the Bible that chapter 15's model does not (recomputed)",
           "[.ch16-run][support]")
 {
     const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
@@ -426,14 +598,15 @@ TEST_CASE("The copying model completes names of the Bible that chapter 15's mode
         return wrong <= 1;
     };
     std::size_t by_letters = 0;
-    std::string list;
+    std::string list;  // printed six names a line
+    std::size_t by_copying = 0;
     for (const std::string& name : names) {
         by_letters += completes(letters.model, name) ? 1 : 0;
         if (completes(copying.model, name)) {
-            list += (list.empty() ? "" : ", ") + name;
+            list += (by_copying == 0 ? "" : by_copying % 6 == 0 ? ",\n  " : ", ") + name;
+            ++by_copying;
         }
     }
-    const std::size_t by_copying = static_cast<std::size_t>(std::count(list.begin(), list.end(), ',')) + 1;
     CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("chapter 15's model {} of 23, the copying model {} of 23:"
                                                              "\n  {}.\n", by_letters, by_copying, list)));
     INFO("what the chapter claims: the letters' circuit completes no real name, the copying model about half");

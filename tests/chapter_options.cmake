@@ -1,8 +1,9 @@
 # The chapters' own options (chapters 11, 14, 15 and 16): each bad value or file is one line on
 # stderr naming the problem, exit status 2 and nothing on stdout, like every other bad input
-# (tools/check_bad_input.py checks the common options only); a default that no longer fits the
-# reader's numbers is no error but one note line. tools/check_options.py holds the cases, writes
-# each bad file itself into a temporary folder and gives the verdict (tools/one_line_refusal.py).
+# (tools/check_bad_input.py checks the common options, and every FILE or DIR option for a path it
+# cannot use, before the run); a default that no longer fits the reader's numbers is no error but
+# one note line. tools/check_options.py holds the cases, writes each bad file itself into a
+# temporary folder and gives the verdict (tools/one_line_refusal.py).
 if(BOOK_WORKSPACE)
   return()  # a learner's build does not build the programs' checks
 endif()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Command 1: install what is missing, build every chapter program, run each one,
-# render the HTML book and print the path of its index.html.
+# render the HTML book and print the path of its front page (docs/index.html: Sphinx writes
+# the root document there; the book's top index.html only forwards to it).
 # The build runs a chapter program only when its binary or its command changed and keeps
 # what it printed (build/outputs/); this prints those outputs, so when nothing changed
 # nothing is run again.
@@ -18,4 +19,4 @@ if [[ -f "$build/figures/13-at-scale-benchmark.txt" ]]; then
   cat "$build/figures/13-at-scale-benchmark.txt"
 fi
 echo
-echo "The book: $build/book/index.html"
+echo "The book: $build/book/docs/index.html"

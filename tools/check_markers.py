@@ -34,7 +34,7 @@ import exercises as exercise_markers  # the one reader of the exercise markers
 
 MARKER = re.compile(r"^\s*//([<>]) (\S+)\s*$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-INCLUDE = re.compile(r"^\.\. literalinclude:: (\S+)\s*$")
+INCLUDE = re.compile(r"^\s*\.\. literalinclude:: (\S+)\s*$")  # nested in an aside too
 OPTION = re.compile(r"^\s+:(start-after|end-before): //([<>]) (\S+)\s*$")
 ELISION_OPEN = re.compile(r"^(\s*)//\{(.*)$")
 ELISION_CLOSE = re.compile(r"^\s*//\}\s*$")

@@ -25,7 +25,8 @@ import sys
 import tempfile
 
 PROGRAMS = ("ch14-next-character", "ch15-induction-head", "ch16-generating-text")
-PRODUCTS = ("text/kjv-training.txt", "text/kjv-held-out.txt", "ch14/model.safetensors", "ch15/model.safetensors")
+PRODUCTS = ("text/kjv-training.txt", "text/kjv-held-out.txt", "ch14/model.safetensors", "ch15/model.safetensors",
+            "ch15/model.safetensors.copying")
 failures = []
 
 
@@ -69,7 +70,7 @@ def check_runs(build, copy):
     trained = run(copy, "ch14-next-character", "--steps", "0")
     expect(trained.returncode == 0 and "Training text:" in trained.stdout,
            f"ch14 --steps 0 in the copy: exit {trained.returncode}: {trained.stderr.strip()}")
-    control = run(copy, "ch15-induction-head", "--steps", "0")
+    control = run(copy, "ch15-induction-head", "--steps", "0", "--copy-steps", "0")
     expect(control.returncode == 0 and "The one-layer control, chapter 14's saved model (text alone):" in control.stdout,
            f"ch15 --steps 0 in the copy does not find the copy's chapter 14 model: {control.stderr.strip()}")
 
@@ -82,7 +83,7 @@ def check_own_files(copy):
     expect(missing.returncode == 2 and f"--load: cannot read the file {model}" in missing.stderr,
            f"ch16 without the copy's model: exit {missing.returncode}, {missing.stderr.strip()!r}; expected it "
            f"to name {model}")
-    control = run(copy, "ch15-induction-head", "--steps", "0")
+    control = run(copy, "ch15-induction-head", "--steps", "0", "--copy-steps", "0")
     expect("The one-layer control, chapter 14's saved model: not here" in control.stdout,
            "ch15 without the copy's chapter 14 model found another one")
     text = os.path.join(copy, "text", "kjv-training.txt")

@@ -34,10 +34,16 @@ def command_from_file(path, program):
 TIME_LIMIT = 900  # seconds; a training chapter runs for a minute, longer under the sanitizers
 
 
+def program_command(args):
+    """The command that runs the program (try.cmd's, or the program alone), after its --launcher."""
+    command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
+    return shlex.split(args.launcher or "") + command
+
+
 def save(args):
     """Run the program once; its stdout goes to --save, its exit status and stderr next to it
     (FILE.status). A program that fails does not fail the build: the output check reports it."""
-    command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
+    command = program_command(args)
     if args.figures:
         os.makedirs(args.figures, exist_ok=True)
         command += ["--figures", args.figures]
@@ -86,7 +92,7 @@ def program_output(args):
                 print(stderr)
                 return None
     else:
-        command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
+        command = program_command(args)
         try:
             run = subprocess.run(command, capture_output=True, timeout=120, check=False)
         except subprocess.TimeoutExpired:
@@ -126,6 +132,7 @@ def main():
     parser.add_argument("--command-file", help="a try.cmd file holding the command line to run")
     parser.add_argument("--save", help="run the program once and keep its output in this file (no comparison)")
     parser.add_argument("--figures", help="with --save: also write the program's figures into this folder")
+    parser.add_argument("--launcher", help="words that start the program, e.g. \"mpiexec -n 4\" (chapter 17)")
     args = parser.parse_args()
 
     if bool(args.program) == bool(args.output):

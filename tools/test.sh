@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
 # Command 2: install what is missing, build everything (warnings are errors) and
-# run the whole test suite. ctest's summary is the last thing printed.
+# run the whole test suite. After ctest's summary it prints the ten slowest tests
+# and the times of the run (tools/slowest_tests.py, from CTest's JUnit report), so
+# that a change that slows the suite shows in its own log. The exit status is ctest's.
 # Extra arguments go to ctest, e.g. `bash tools/test.sh -L ch02`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BOOK_BUILD_DIR:-$root/build}"
+# The clock, in seconds since the epoch, with a decimal point whatever the locale.
+now() { local time=$EPOCHREALTIME; echo "${time/,/.}"; }
+started=$(now)
 bash "$root/tools/build.sh"
+built=$(now)
 cd "$build"
-ctest --output-on-failure --no-label-summary --parallel "$(nproc)" "$@"
+junit="$build/Testing/last-run-junit.xml"
+rm -f "$junit"
+status=0
+ctest --output-on-failure --no-label-summary --parallel "$(nproc)" --output-junit "$junit" "$@" || status=$?
+finished=$(now)
+if [[ -f "$junit" ]]; then
+  echo
+  /usr/bin/python3 "$root/tools/slowest_tests.py" --junit "$junit" --count 10 \
+    --started "$started" --built "$built" --finished "$finished" || true
+fi
+exit "$status"

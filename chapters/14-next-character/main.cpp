@@ -72,27 +72,26 @@ std::string sample_line(const sa::LanguageModel& model, const sa::Vocabulary& vo
     return fmt::format("  step {:>4}: {}\n", step, text);
 }
 
-struct Baselines {
-    double bigram_all = 0.0;  // the bigram on every held-out character
-    double bigram = 0.0;      // on the measured windows' characters
-    double trigram = 0.0;     // on the same characters
+struct Counted {
+    std::size_t order = 0;        // n: the n − 1 characters before are the context
+    double loss = 0.0;            // on the measured characters that have n − 1 before them
+    std::size_t predictions = 0;  // how many those are
 };
 
 //> baselines
-Baselines counted_baselines(const std::vector<std::size_t>& training, const std::vector<std::size_t>& held_out,
-                            std::size_t v)
+// Counted n-grams of orders 1 to 5, trained on the training text, on the held-out characters the
+// model is measured on (those with n − 1 characters before them).
+std::vector<Counted> counted_baselines(const std::vector<std::size_t>& training,
+                                       const std::vector<std::size_t>& held_out, std::size_t v)
 {
     const std::vector<std::size_t> measured = sa::even_batch_positions(held_out, held_out_windows, context);
-    const sa::BigramCounts bigrams = sa::count_bigrams(training, v);
-    std::vector<std::size_t> trigram_measured;  // the trigram needs two characters before
-    for (const std::size_t position : measured) {
-        if (position >= 2) {
-            trigram_measured.push_back(position);
-        }
+    std::vector<Counted> counted;
+    for (std::size_t order = 1; order <= 5; ++order) {
+        const sa::NgramCounts counts = sa::count_ngrams(training, order, v);
+        const std::vector<std::size_t> positions = sa::positions_with_context(measured, order);
+        counted.push_back({order, sa::ngram_loss(counts, held_out, positions), positions.size()});
     }
-    return {sa::bigram_loss(bigrams, held_out, sa::all_targets(held_out.size())),
-            sa::bigram_loss(bigrams, held_out, measured),
-            sa::trigram_loss(training, held_out, trigram_measured, v)};
+    return counted;
 }
 //< baselines
 
@@ -102,8 +101,21 @@ struct Run {
     std::vector<std::size_t> checkpoints;   // where the held-out loss was measured
     std::vector<double> held_out_loss;
     std::string samples;
+    sa::StepMoves largest_move;             // Adam's largest move of one entry, over every step
+    std::size_t largest_move_step = 0;      // its step s, from 1
+    std::size_t moves_above_alpha = 0;      // entry-steps that moved more than α
     double seconds = 0.0;                   // spent in the training steps, measured, never printed on stdout
 };
+
+// Keeps the largest move of one entry over the run, and counts the moves above α.
+void record_moves(Run& run, const sa::StepMoves& moves, std::size_t step)
+{
+    run.moves_above_alpha += moves.above_alpha;
+    if (moves.largest > run.largest_move.largest) {
+        run.largest_move = moves;
+        run.largest_move_step = step;
+    }
+}
 
 Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training, const sa::Batch& measured,
           const sa::Vocabulary& vocabulary, std::size_t steps, std::uint64_t seed)
@@ -121,10 +133,12 @@ Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training,
             run.samples += sample_line(trainer.model, vocabulary, step, seed);
         }
         if (step < steps) {
+            const sa::LanguageModel before = trainer.model;
             const auto start = std::chrono::steady_clock::now();
             const sa::Batch batch = sa::random_batch(training, batch_windows, context, generator);
             run.training_loss.push_back(sa::training_step(trainer, batch));
             run.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            record_moves(run, sa::step_moves(before, trainer.model, learning_rate), trainer.steps);
         }
     }
     //< training
@@ -178,7 +192,13 @@ sa::LinePlot curve(const Run& run, double bigram)
     return plot;
 }
 
-std::string losses_text(const Run& run, const Baselines& baselines, int digits)
+std::string ngram_name(std::size_t order)
+{
+    const char* names[] = {"", "unigram", "bigram", "trigram"};
+    return order <= 3 ? names[order] : fmt::format("{}-gram", order);
+}
+
+std::string losses_text(const Run& run, const std::vector<Counted>& counted, int digits)
 {
     std::string text = "   step  held-out loss\n";
     for (std::size_t i = 0; i < run.checkpoints.size(); ++i) {
@@ -187,14 +207,46 @@ std::string losses_text(const Run& run, const Baselines& baselines, int digits)
     const double model = run.held_out_loss.back();
     text += fmt::format("\nSamples, each drawn from a new verse with the seed's generator ('/' starts a verse):\n{}\n",
                         run.samples);
-    text += fmt::format("Held-out loss, nats per character (bits in brackets):\n"
-                        "  counted bigram   {:.{}f} ({:.{}f})\n  counted trigram  {:.{}f} ({:.{}f})\n"
-                        "  one layer        {:.{}f} ({:.{}f})\n"
-                        "Bigram minus model: {:.{}f} nats per character.\n",
-                        baselines.bigram, digits, baselines.bigram / std::log(2.0), digits,
-                        baselines.trigram, digits, baselines.trigram / std::log(2.0), digits,
-                        model, digits, model / std::log(2.0), digits, baselines.bigram - model, digits);
+    text += "Held-out loss on the measured characters, nats per character (bits in brackets):\n";
+    for (const Counted& c : counted) {
+        text += fmt::format("  counted {:<8} {:.{}f} ({:.{}f}), {} predictions\n", ngram_name(c.order), c.loss,
+                            digits, c.loss / std::log(2.0), digits, c.predictions);
+    }
+    text += fmt::format("  one layer        {:.{}f} ({:.{}f}), {} predictions\n"
+                        "Bigram minus model: {:.{}f} nats per character. The model's perplexity, e^L: {:.{}f}.\n",
+                        model, digits, model / std::log(2.0), digits, held_out_windows * context,
+                        counted.at(1).loss - model, digits, std::exp(model), digits);
     return text;
+}
+
+// Where Adam's largest move was, e.g. "embedding (52, 17), the row of 'q'".
+std::string entry_name(const sa::ModelShape& shape, const sa::Vocabulary& vocabulary, const sa::StepMoves& move)
+{
+    const std::vector<std::string> names = sa::parameter_names(shape);
+    std::string name = fmt::format("{} ({}, {})", names.at(move.parameter), move.row, move.column);
+    if (move.parameter == 0) {
+        name += fmt::format(", the row of '{}'", sa::character_label(vocabulary.characters.at(move.row)));
+    } else if (move.parameter + 1 == names.size()) {
+        name += fmt::format(", the column of '{}'", sa::character_label(vocabulary.characters.at(move.column)));
+    }
+    return name;
+}
+
+std::string moves_text(const Run& run, const sa::ModelShape& shape, const sa::Vocabulary& vocabulary,
+                       const sa::AdamSettings& adam, int digits)
+{
+    if (run.training_loss.empty()) {
+        return "";
+    }
+    const std::size_t s = run.largest_move_step;
+    return fmt::format("Adam's largest move of one entry in one step: {:.{}f} α, at step s = {} in {};\n  {} of the {} "
+                       "entry-steps moved more than α.\n"
+                       "Its bound at step {} for an entry whose gradient was 0 at every earlier step: {:.{}f} α,\n  "
+                       "growing to α (1 - β1)/√(1 - β2) = {:.{}f} α; for any gradients: {:.{}f} α.\n",
+                       run.largest_move.largest, digits, s, entry_name(shape, vocabulary, run.largest_move),
+                       run.moves_above_alpha, run.training_loss.size() * sa::parameter_count(shape), s,
+                       sa::sparse_move_bound(adam, s), digits,
+                       (1.0 - adam.beta1) / std::sqrt(1.0 - adam.beta2), digits, sa::move_bound(adam, s), digits);
 }
 
 // The measured speed is a fact about the machine, not the model: it goes to a file of its own,
@@ -268,30 +320,31 @@ std::string next_character_chapter(const sa::Example& example)
     const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : sa::load_model(load, vocabulary);
     const std::string& eval = example.options.at("--eval");
     const std::vector<std::size_t> eval_text = eval.empty() ? std::vector<std::size_t>{} : eval_tokens(vocabulary, eval);
-    const Baselines baselines = counted_baselines(training, held_out, v);
+    const std::vector<Counted> counted = counted_baselines(training, held_out, v);
+    const double bigram_all = sa::bigram_loss(sa::count_bigrams(training, v), held_out, sa::all_targets(held_out.size()));
     const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
     const int digits = example.precision;
     sa::Report report(example);
-    report.text(text_summary(corpus.name, vocabulary, training.size(), held_out.size(), baselines.bigram_all,
-                             digits));
+    report.text(text_summary(corpus.name, vocabulary, training.size(), held_out.size(), bigram_all, digits));
     sa::LanguageModel model = loaded.model;
     if (load.empty()) {
         const sa::ModelShape shape{v, width, heads, 1, context};
         const sa::AdamSettings adam{.learning_rate = learning_rate};
         report.text(fmt::format("Model: one attention layer, d = {}, h = {}, rotary positions, windows of {}; {} "
-                                "windows per step; seed {}.\nAdam: α = {}, β1 = {}, β2 = {}, ε = {}.\n", width, heads,
-                                context, batch_windows, example.seed, adam.learning_rate, adam.beta1, adam.beta2,
-                                adam.epsilon));
+                                "windows per step; seed {}.\nParameters: {} = {}×{} (W_E) + 4 × {}×{} (W_Q, W_K, W_V, "
+                                "W_O) + {}×{} (W_U).\nAdam: α = {}, β1 = {}, β2 = {}, ε = {}.\n", width, heads,
+                                context, batch_windows, example.seed, sa::parameter_count(shape), v, width, width,
+                                width, width, v, adam.learning_rate, adam.beta1, adam.beta2, adam.epsilon));
         const Run run = train(shape, training, measured, vocabulary, steps, static_cast<std::uint64_t>(example.seed));
-        report.text(losses_text(run, baselines, digits));
-        report.line_plot("loss.svg", curve(run, baselines.bigram));
+        report.text(losses_text(run, counted, digits) + moves_text(run, shape, vocabulary, adam, digits));
+        report.line_plot("loss.svg", curve(run, counted.at(1).loss));
         write_speed(example.options.at("--speed"), steps, run.seconds);
         model = run.model;
     } else {
         report.text(fmt::format("Loaded {}: d = {}, h = {}, {} layer(s), context {}.\nHeld-out loss: {:.{}f} nats per "
                                 "character; counted bigram {:.{}f}, trigram {:.{}f}.\n", load, model.shape.width,
                                 model.shape.heads, model.shape.layers, model.shape.context,
-                                sa::evaluate(model, measured), digits, baselines.bigram, digits, baselines.trigram,
+                                sa::evaluate(model, measured), digits, counted.at(1).loss, digits, counted.at(2).loss,
                                 digits));
     }
     draw_heads(report, model, vocabulary, shown_verse(corpus.split.held_out));

@@ -104,85 +104,167 @@ std::string wrapped(const std::string& text)
     return out;
 }
 
-std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
-                           const std::vector<std::size_t>& prompt, double u, int digits)
+// The probabilities a rule draws from; greedy puts all of it on the largest logit.
+std::vector<double> probabilities_of(const std::vector<double>& z, const sa::SamplingRule& rule)
 {
-    sa::GenerationCache cache = sa::empty_cache(model);
-    std::vector<double> z;
-    for (const std::size_t token : prompt) {
-        z = sa::decode_next(model, cache, token).logits;
+    if (!rule.greedy) {
+        return sa::rule_probabilities(z, rule.temperature, rule.top_k);
     }
-    const std::size_t v = z.size();
-    const std::vector<double> plain = sa::rule_probabilities(z, 1.0, v);
-    const std::vector<double> cooled = sa::rule_probabilities(z, table_temperature, v);
-    const std::vector<double> cut = sa::rule_probabilities(z, 1.0, table_top_k);
-    std::vector<std::size_t> order(v);
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
-    std::vector<bool> listed(v, false);
-    for (std::size_t r = 0; r < std::min(table_rows, v); ++r) {
-        listed[order[r]] = true;
-    }
-    std::string text = fmt::format("One step: the character after the prompt. The {} most likely, in the "
-                                   "vocabulary's order;\nc sums p (τ = 1) over every character up to this one.\n"
-                                   "  char   logit   p (τ = 1)       c   p (τ = {})   p (top-{})\n",
-                                   table_rows, table_temperature, table_top_k);
-    double cumulative = 0.0;
-    for (std::size_t j = 0; j < v; ++j) {
-        cumulative += plain[j];
-        if (listed[j]) {
-            text += fmt::format("  {:<4} {:>7.{}f} {:>11.{}f} {:>7.{}f} {:>12.{}f} {:>12.{}f}\n",
-                                sa::character_label(vocabulary.characters[j]), z[j], digits, plain[j], digits,
-                                cumulative, digits, cooled[j], digits, cut[j], digits);
-        }
-    }
-    const auto label = [&](std::size_t token) { return "'" + sa::character_label(vocabulary.characters[token]) + "'"; };
-    text += fmt::format("The seed's first uniform number: u = {:.{}f}.\n"
-                        "  greedy (the largest logit):                 {}\n"
-                        "  τ = 1, the first c above u:                 {}\n"
-                        "  τ = {}, the same u on its own sums:        {}\n"
-                        "  top-{}, τ = 1, the same u on its own sums:   {}\n\n",
-                        u, digits, label(sa::greedy_choice(z)), label(sa::inverse_cdf_draw(plain, u)),
-                        table_temperature, label(sa::inverse_cdf_draw(cooled, u)), table_top_k,
-                        label(sa::inverse_cdf_draw(cut, u)));
-    return text;
+    std::vector<double> p(z.size(), 0.0);
+    p[sa::greedy_choice(z)] = 1.0;
+    return p;
 }
 
-std::string rule_text(const sa::SamplingRule& rule, std::size_t v, std::int64_t seed)
+std::string rule_text(const sa::SamplingRule& rule, std::size_t v)
 {
     if (rule.greedy) {
         return "greedy";
     }
-    return fmt::format("τ = {}, top-{}{}, seed {}", rule.temperature, rule.top_k,
-                       rule.top_k == v ? " (every character)" : "", seed);
+    return fmt::format("τ = {}, {}", rule.temperature,
+                       rule.top_k == v ? std::string("every character") : fmt::format("top-{}", rule.top_k));
 }
 
-std::string cache_check(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
-                        const std::vector<std::size_t>& prompt, std::size_t length, const sa::SamplingRule& rule,
-                        std::int64_t seed)
+// The logits after the prompt and the table_rows characters with the largest, in the vocabulary's order.
+std::pair<std::vector<double>, std::vector<bool>> step_logits(const sa::LanguageModel& model,
+                                                              const std::vector<std::size_t>& prompt, bool uncropped)
+{
+    const std::size_t c = model.shape.context;
+    const std::size_t start = !uncropped && prompt.size() > c ? prompt.size() - c : 0;
+    std::vector<double> z = sa::recomputed_logits(model, {prompt.begin() + static_cast<std::ptrdiff_t>(start),
+                                                          prompt.end()});
+    std::vector<std::size_t> order(z.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
+    std::vector<bool> listed(z.size(), false);
+    for (std::size_t r = 0; r < std::min(table_rows, z.size()); ++r) {
+        listed[order[r]] = true;
+    }
+    return {z, listed};
+}
+
+// One step after the prompt under the reader's rule, then the book's three rules on the same logits and u.
+std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                           const std::vector<std::size_t>& prompt, const sa::SamplingRule& rule, bool uncropped,
+                           double u, int digits)
+{
+    const auto [z, listed] = step_logits(model, prompt, uncropped);
+    const std::size_t v = z.size();
+    const std::vector<double> own = probabilities_of(z, rule);
+    const std::vector<double> plain = sa::rule_probabilities(z, 1.0, v);
+    const std::vector<double> cooled = sa::rule_probabilities(z, table_temperature, v);
+    const std::vector<double> cut = sa::rule_probabilities(z, 1.0, table_top_k);
+    const auto label = [&](std::size_t token) { return "'" + sa::character_label(vocabulary.characters[token]) + "'"; };
+    std::string yours = fmt::format("One step with your rule ({}): the character after the prompt.\n"
+                                    "The {} most likely, in the vocabulary's order; F sums p over every character up "
+                                    "to this one.\n"
+                                    "  char   logit       p       F\n", rule_text(rule, v), table_rows);
+    std::string book = fmt::format("The book's rules on the same logits:\n"
+                                   "  char   p (τ = 1)   F (τ = 1)   p (τ = {})   p (top-{})\n",
+                                   table_temperature, table_top_k);
+    double own_sum = 0.0;
+    double plain_sum = 0.0;
+    for (std::size_t j = 0; j < v; ++j) {
+        own_sum += own[j];
+        plain_sum += plain[j];
+        if (listed[j]) {
+            const std::string c = sa::character_label(vocabulary.characters[j]);
+            yours += fmt::format("  {:<4} {:>7.{}f} {:>7.{}f} {:>7.{}f}\n", c, z[j], digits, own[j], digits, own_sum,
+                                 digits);
+            book += fmt::format("  {:<4} {:>11.{}f} {:>11.{}f} {:>12.{}f} {:>11.{}f}\n", c, plain[j], digits,
+                                plain_sum, digits, cooled[j], digits, cut[j], digits);
+        }
+    }
+    yours += fmt::format("The seed's first uniform number: u = {:.{}f}. Your rule draws {}, the first F above u{}.\n"
+                         "The greedy choice, the largest logit: {}.\n\n", u, digits,
+                         label(sa::inverse_cdf_draw(own, u)), rule.greedy ? " (greedy draws no u)" : "",
+                         label(sa::greedy_choice(z)));
+    book += fmt::format("The same u on each rule's own sums: τ = 1 draws {}, τ = {} draws {}, top-{} draws {}.\n\n",
+                        label(sa::inverse_cdf_draw(plain, u)), table_temperature, label(sa::inverse_cdf_draw(cooled, u)),
+                        table_top_k, label(sa::inverse_cdf_draw(cut, u)));
+    return yours + book;
+}
+
+// Where a generation leaves the context: the first generated character (from 1) whose draw reads
+// more than `context` characters, or 0 if none does.
+std::size_t leaves_context(std::size_t prompt, std::size_t length, std::size_t context)
+{
+    const std::size_t first = prompt > context ? 1 : context - prompt + 2;
+    return first <= length ? first : 0;
+}
+
+// One generation under a window, with the cache and without it: the text, the check, the rows and the cache's size.
+std::string window_run(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                       const std::vector<std::size_t>& prompt, std::size_t length, const sa::SamplingRule& rule,
+                       std::int64_t seed, sa::Window window)
 {
     const auto seed_bits = static_cast<std::uint64_t>(seed);
+    const std::size_t c = model.shape.context;
     //> with-and-without
-    const std::vector<std::size_t> with = sa::generate(model, prompt, length, rule, seed_bits, true);
-    const std::vector<std::size_t> without = sa::generate(model, prompt, length, rule, seed_bits, false);
-    if (with != without) {
+    const sa::Generated with = sa::generate_text(model, prompt, length, rule, seed_bits, true, window);
+    const sa::Generated without = sa::generate_text(model, prompt, length, rule, seed_bits, false, window);
+    if (with.tokens != without.tokens) {
         throw std::logic_error("the cached and the recomputed generations differ");
     }
     //< with-and-without
-    // Rows of Q, K and V each layer computes: one per position with the cache; the whole text at every draw without.
-    const std::size_t n = prompt.size();
-    const std::size_t cached_rows = length == 0 ? 0 : n + length - 1;
-    std::size_t full_rows = 0;
-    for (std::size_t i = 0; i < length; ++i) {
-        full_rows += n + i;
+    const std::size_t fed = length == 0 ? 0 : prompt.size() + length - 1;  // the last character drawn is never read
+    const std::size_t fullest = window == sa::Window::sliding ? std::min(fed, c) : fed;
+    const std::size_t leaves = leaves_context(prompt.size(), length, c);
+    const std::string rows_by = window == sa::Window::sliding ? "the window" : "the text";
+    std::string out = fmt::format("{}With the KV cache and without it: {} characters, identical (checked).\n",
+                                  wrapped(shown(sa::decode(vocabulary, prompt)) + "[" +
+                                          shown(sa::decode(vocabulary, with.tokens)) + "]"), length);
+    if (leaves != 0 && window == sa::Window::sliding) {
+        out += fmt::format("From generated character {} on, the text is longer than the context: each step reads "
+                           "the last {},\nand the cache is filled again from them.\n", leaves, c);
+    } else if (leaves != 0) {
+        out += fmt::format("From generated character {} on, the step reads position {} and later: past the "
+                           "context.\n", leaves, c);
     }
-    return fmt::format("The prompt continued ({}):\n{}\n"
-                       "With the KV cache and without it: {} characters, identical (checked).\n"
-                       "Rows of Q, K and V each layer computed: {} with the cache, {} recomputing the text at "
-                       "every step.\n\n",
-                       rule_text(rule, vocabulary.characters.size(), seed),
-                       wrapped(shown(sa::decode(vocabulary, prompt)) + "[" + shown(sa::decode(vocabulary, with)) + "]"),
-                       length, cached_rows, full_rows);
+    return out + fmt::format("Rows of Q, K and V each layer computed: {} with the cache, {} recomputing {} at "
+                             "every step.\n"
+                             "The cache at its fullest: t = {} positions, 2 · {} · {} · {} = {} numbers, {} bytes "
+                             "as F64.\n", with.rows, without.rows, rows_by, fullest, model.layers.size(),
+                             model.shape.width, fullest, sa::cache_numbers(model, fullest),
+                             8 * sa::cache_numbers(model, fullest));
+}
+
+// The first generated character (from 1) where two generations differ, or 0 if none.
+std::size_t first_difference(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b)
+{
+    const auto where = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+    return where.first == a.end() && where.second == b.end() ? 0 : static_cast<std::size_t>(where.first - a.begin()) + 1;
+}
+
+std::string generations(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                        const std::vector<std::size_t>& prompt, std::size_t length, const sa::SamplingRule& rule,
+                        std::int64_t seed, bool uncropped)
+{
+    const std::size_t c = model.shape.context;
+    const auto bits = static_cast<std::uint64_t>(seed);
+    const std::string sliding_title = fmt::format("each step reading at most the last {} characters, at positions "
+                                                  "0 to {} as in training", c, c - 1);
+    const std::string whole_title = "every step reading the whole text, at positions past the context (--uncropped)";
+    const sa::Window mine = uncropped ? sa::Window::whole : sa::Window::sliding;
+    const sa::Window other = uncropped ? sa::Window::sliding : sa::Window::whole;
+    std::string out = fmt::format("The prompt continued ({}, seed {}),\n{}:\n", rule_text(rule, vocabulary.characters.size()),
+                                  seed, uncropped ? whole_title : sliding_title);
+    out += window_run(model, vocabulary, prompt, length, rule, seed, mine);
+    out += fmt::format("\nThe same seed, {}:\n", uncropped ? sliding_title : "the experiment: " + whole_title);
+    out += window_run(model, vocabulary, prompt, length, rule, seed, other);
+    const std::vector<std::size_t> sliding = sa::generate_text(model, prompt, length, rule, bits, true,
+                                                               sa::Window::sliding).tokens;
+    const std::vector<std::size_t> whole = sa::generate_text(model, prompt, length, rule, bits, true,
+                                                             sa::Window::whole).tokens;
+    const std::size_t apart = first_difference(sliding, whole);
+    out += apart == 0 ? "The two generations are the same.\n"
+                      : fmt::format("The two generations differ first at generated character {}.\n", apart);
+    const sa::Generated rolling = sa::generate_text(model, prompt, length, rule, bits, true, sa::Window::rolling);
+    const std::size_t rolled = first_difference(sliding, rolling.tokens);
+    return out + fmt::format("\nA rolling cache: the last {} keys and values of each layer at their own positions, "
+                             "one row per step.\n{} rows; {}.\n\n", c, rolling.rows,
+                             rolled == 0 ? fmt::format("the same {} characters as the sliding window", length)
+                                         : fmt::format("it parts from the sliding window at generated character {}",
+                                                       rolled));
 }
 
 // The mean cross-entropy of rows [first, last) of each window of `span` rows.
@@ -210,7 +292,8 @@ double bucket_loss(const sa::Matrix& z, const std::vector<std::size_t>& targets,
 }
 
 // The measured speed is a fact about the machine, not the model: it goes to a file of its own and,
-// with --figures, to a plot, at the lengths the chapter uses, never to the checked output.
+// with --figures, to a plot, at the lengths the chapter uses, never to the checked output. It is
+// measured on the uncropped run, where the cache grows with the text as chapter 13's did.
 void write_speed(const std::string& path, const sa::Report& report, const sa::LanguageModel& model,
                  const std::vector<std::size_t>& prompt, const sa::SamplingRule& rule, std::int64_t seed)
 {
@@ -222,7 +305,8 @@ void write_speed(const std::string& path, const sa::Report& report, const sa::La
         std::array<double, 2> seconds{};
         for (const bool cached : {true, false}) {
             const auto start = std::chrono::steady_clock::now();
-            if (sa::generate(model, prompt, length, rule, static_cast<std::uint64_t>(seed), cached).size() != length) {
+            const auto bits = static_cast<std::uint64_t>(seed);
+            if (sa::generate_text(model, prompt, length, rule, bits, cached, sa::Window::whole).tokens.size() != length) {
                 throw std::logic_error("generate returned the wrong length");
             }
             seconds[cached ? 0 : 1] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -247,6 +331,23 @@ void write_speed(const std::string& path, const sa::Report& report, const sa::La
                       .log_y_base = 10});
 }
 
+// The logits of a sliding window over windows of `span` rows: row p reads the last c characters up
+// to p, at positions 0 to c - 1, as generation does; below c that is the whole window so far.
+sa::Matrix sliding_logits(const sa::LanguageModel& model, const std::vector<std::size_t>& inputs,
+                          const sa::Matrix& whole, std::size_t span)
+{
+    const std::size_t c = model.shape.context;
+    sa::Matrix z = whole;  // rows below c: the same computation as one window
+    for (std::size_t r = 0; r < inputs.size(); ++r) {
+        if (r % span >= c) {
+            const auto end = inputs.begin() + static_cast<std::ptrdiff_t>(r + 1);
+            const std::vector<double> row = sa::recomputed_logits(model, {end - static_cast<std::ptrdiff_t>(c), end});
+            std::copy(row.begin(), row.end(), z.data() + r * z.cols());
+        }
+    }
+    return z;
+}
+
 //> past-context
 std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, int digits)
 {
@@ -261,20 +362,24 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
     }
     //}
     const sa::Batch batch = sa::even_batch(sa::encode(vocabulary, text), long_windows, 4 * c);
-    // The same tokens read two ways: one window of 4c positions (rotary angles up to 4c - 1, offsets the
-    // model never saw), and four windows of c, each starting again at position 0 (as in training).
+    // The same tokens read three ways: one window of 4c positions (rotary angles up to 4c - 1, offsets the
+    // model never saw); four windows of c, each starting again at position 0, so that a character reads
+    // only those before it in its own quarter; and a window of the last c characters that slides by one
+    // for each character, as generation reads.
     const sa::Matrix one = sa::forward(model, batch.inputs, 4 * c).logits;
     const sa::Matrix four = sa::forward(model, batch.inputs, c).logits;
+    const sa::Matrix sliding = sliding_logits(model, batch.inputs, one, 4 * c);
     //{ out starts with the table's heading
     std::string out = fmt::format("Past the context: {} held-out windows of {} characters, the model trained on {}.\n"
                                   "Mean cross-entropy, nats per character, by position in the window:\n"
-                                  "  positions      one window of {}   restarting every {}\n", long_windows, 4 * c,
-                                  c, 4 * c, c);
+                                  "  positions   one window of {}   restarting every {}   sliding, the last {}\n",
+                                  long_windows, 4 * c, c, 4 * c, c, c);
     //}
     for (const auto& [first, last] : {std::pair{std::size_t{0}, c}, std::pair{c, 2 * c}, std::pair{2 * c, 4 * c}}) {
-        out += fmt::format("  {:>3} to {:<3}  {:>17.{}f}   {:>18.{}f}\n", first, last - 1,
+        out += fmt::format("  {:>3} to {:<3} {:>17.{}f}   {:>18.{}f}   {:>18.{}f}\n", first, last - 1,
                            bucket_loss(one, batch.targets, 4 * c, first, last), digits,
-                           bucket_loss(four, batch.targets, 4 * c, first, last), digits);
+                           bucket_loss(four, batch.targets, 4 * c, first, last), digits,
+                           bucket_loss(sliding, batch.targets, 4 * c, first, last), digits);
     }
     return out;
 }
@@ -432,9 +537,9 @@ std::string names_text(const sa::LanguageModel& letters, const sa::LanguageModel
 {
     const std::vector<std::string> by_letters = completed_names(letters, vocabulary);
     const std::vector<std::string> by_copying = completed_names(copying, vocabulary);
-    std::string list;
-    for (const std::string& name : by_copying) {
-        list += (list.empty() ? "" : ", ") + name;
+    std::string list;  // six names a line
+    for (std::size_t k = 0; k < by_copying.size(); ++k) {
+        list += (k == 0 ? "" : k % 6 == 0 ? ",\n  " : ", ") + by_copying[k];
     }
     return fmt::format("{} names of the King James text, each in \"Then came NAME the king, \" and begun again with "
                        "its first 4 letters;\ncompleted greedy, all but at most one letter: chapter 15's model {} of "
@@ -478,8 +583,9 @@ std::string generating_text_chapter(const sa::Example& example)
     std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, d_vocab = {}.\nPrompt: {}\n\n",
                                   model.shape.layers, model.shape.width, model.shape.heads, model.shape.context, v,
                                   shown(example.options.at("--prompt")));
-    out += one_step_table(model, vocabulary, prompt, generator.uniform(), digits);
-    out += cache_check(model, vocabulary, prompt, length, rule, example.seed);
+    const bool uncropped = sa::flag_option(example, "--uncropped");
+    out += one_step_table(model, vocabulary, prompt, rule, uncropped, generator.uniform(), digits);
+    out += generations(model, vocabulary, prompt, length, rule, example.seed, uncropped);
     out += past_context(model, vocabulary, digits);
     out += "\n" + induction_demo(vocabulary, digits);
     if (!example.options.at("--speed").empty()) {
@@ -503,6 +609,8 @@ int main(int argc, char** argv)
                      "divide the logits by the temperature τ before the softmax, above 0 and at most 100", "0.8"},
                     {"--top-k", "K", "draw only among the K largest logits, 1 to d_vocab, or all", "all"},
                     {"--greedy", "", "take the largest logit at every step (the limit τ -> 0)", "off"},
+                    {"--uncropped", "", "the experiment first: every step reads the whole text, past the trained "
+                     "context (by default a step reads the last context characters)", "off"},
                     {"--load", "FILE", "the saved model (safetensors, F64)", BOOK_CH14_MODEL},
                     {"--speed", "FILE",
                      "write the measured characters per second, with and without the cache, to FILE (with --figures, "

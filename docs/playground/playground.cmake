@@ -89,7 +89,9 @@ set(playground_fields_ch14-next-character --steps --heads)
 set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --sequence "qzkvbjwmtfyhdgsp")
 set(playground_fields_ch15-induction-head --load --sequence)
 set(playground_reads_ch15-induction-head BOOK_CH15_MODEL BOOK_CH15_COPYING)  # the second for the explorer
-set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy)
+set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy --uncropped)
+# Chapter 16 reads chapter 15's copying model beside chapter 15's model (BOOK_CH15_MODEL + ".copying").
+set(playground_reads_ch16-generating-text BOOK_CH15_COPYING)
 
 # book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file
 # scripts a chapter needs, from the macros its main.cpp names and its playground_reads_.

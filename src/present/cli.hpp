@@ -94,7 +94,6 @@ struct ProgramInfo {
 /// \param folder whether \p path names a folder to write files into (`--figures DIR`)
 /// \return an empty string when it can be written, else the reason, e.g.
 ///         "the folder out does not exist", or for a folder "it does not exist; create it first"
-
 [[nodiscard]] std::string output_problem(const std::string& path, bool folder);
 
 /// \brief Reads a chapter option (ProgramInfo::options) that holds a matrix.

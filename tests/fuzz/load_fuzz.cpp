@@ -2,7 +2,8 @@
 // load_safetensors() returns a model whose tensors have the shapes its header names, or
 // throws std::invalid_argument with a one-line message. Anything else (another exception, a
 // crash, a sanitizer report, a message of two lines) stops the run. tools/fuzz.sh builds and
-// runs it from the seed files in tests/fuzz/model-corpus/.
+// runs it from the seed files in tests/fuzz/model-corpus/: a model in the book's order of tensors
+// and the same model in Hugging Face's (by name), since the loader takes any order.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,8 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const sa::SavedModel saved = sa::load_safetensors(bytes);
         const sa::ModelShape& shape = saved.model.shape;
         if (saved.vocabulary.size() != shape.vocabulary || saved.model.embedding.rows() != shape.vocabulary ||
-            saved.model.unembedding.cols() != shape.vocabulary || saved.model.layers.size() != shape.layers) {
-            std::cerr << "contract broken: a loaded model does not fit its own shape\n";
+            saved.model.unembedding.cols() != shape.vocabulary || saved.model.layers.size() != shape.layers ||
+            shape.layers == 0) {
+            std::cerr << "contract broken: a loaded model does not fit its own shape or has no layer\n";
             std::abort();
         }
     } catch (const std::invalid_argument& error) {

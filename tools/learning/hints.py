@@ -1,8 +1,9 @@
 """A failed check as one sentence: what was checked, what was expected, what came out, why
 (in the chapter's own words, from the check's INFO message)."""
 import re
+from pathlib import Path
 
-from .book import NOT_IMPLEMENTED
+from .book import NOT_IMPLEMENTED, TESTS
 
 
 def number(text, digits=6):
@@ -97,9 +98,14 @@ def own_infos(filename, line):
     check before it. Catch2 reports every INFO still in scope, so without one of its own the last
     INFO belongs to an earlier check and says nothing about this one. None if the source cannot
     be read."""
+    if not filename:
+        return None
+    path = Path(filename)
+    if not path.is_file():  # a path relative to the folder it was compiled in: the book's tests/
+        path = TESTS / path.name
     try:
-        lines = SOURCES.setdefault(filename, open(filename, encoding="utf-8").read().splitlines())
-    except (OSError, TypeError):
+        lines = SOURCES.setdefault(filename, path.read_text(encoding="utf-8").splitlines())
+    except OSError:
         return None
     for text in reversed(lines[:max(line - 1, 0)]):
         stripped = text.strip()

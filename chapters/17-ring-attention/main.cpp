@@ -1,0 +1,416 @@
+// Chapter 17, Attention across machines: the sequence split between G ranks, ring attention
+// over Open MPI in three layouts, and DeepSpeed-Ulysses' all-to-all beside it.
+//
+//   mpirun -np 4 build/bin/ch17-ring-attention
+//
+// Every process runs the same program; rank g of a ring runs on process r mod (processes), and
+// the first process prints. Without mpirun it runs as one process that runs every rank.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "attention.hpp"
+#include "cli.hpp"
+#include "masking.hpp"
+#include "mpi_communicator.hpp"
+#include "multi_head.hpp"
+#include "projection.hpp"
+#include "random.hpp"
+#include "report.hpp"
+#include "ring_attention.hpp"
+#include "tiled.hpp"
+
+namespace {
+
+constexpr std::size_t width = 24;  // d_k = d_v of the sharded run: 1, 2, 3, 4, 6, 8, 12 or 24 heads
+constexpr std::uint64_t seed = 17;
+constexpr sa::Layout layouts[] = {sa::Layout::contiguous, sa::Layout::striped, sa::Layout::zigzag};
+
+const char* yes(bool flag)
+{
+    return flag ? "true" : "false";
+}
+
+std::string bytes_text(double bytes)
+{
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    std::size_t unit = 0;
+    while (bytes >= 1024.0 && unit + 1 < std::size(units)) {
+        bytes /= 1024.0;
+        ++unit;
+    }
+    return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.1f} {}", bytes, units[unit]);
+}
+
+// The options, read and checked before MPI starts, so a refused command line ends every process alike.
+struct Options {
+    std::size_t ranks;
+    std::size_t length;
+    std::size_t heads;
+    std::size_t stop_rank;
+};
+
+Options read_options(const sa::Example& example)
+{
+    const auto ranks = static_cast<std::size_t>(sa::whole_option(example, "--ranks", 1, 64));
+    const auto length = static_cast<std::size_t>(sa::whole_option(example, "--length", 1, 4096));
+    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--ulysses-heads", 1, 24));
+    if (length < ranks) {
+        throw sa::UsageError(fmt::format("--ranks {} is more than the {} tokens of --length: each rank needs at least "
+                                         "one token", ranks, length));
+    }
+    if (heads % ranks != 0 || width % heads != 0) {
+        throw sa::UsageError(fmt::format("--ulysses-heads {} does not split between --ranks {}: Ulysses gives each rank h/G "
+                                         "heads, so h must be a multiple of G and divide d = {}", heads, ranks, width));
+    }
+    const std::string stop = example.options.find("--stop-rank")->second;
+    const std::size_t stop_rank =
+        stop == "none" ? SIZE_MAX : static_cast<std::size_t>(sa::whole_option(example, "--stop-rank", 0, 63));
+    return {ranks, length, heads, stop_rank};
+}
+
+// Why one machine is not enough: K and V grow with n (chapter 13's count of the numbers a cache holds).
+std::string memory_section(const Options& options)
+{
+    std::string text = "Memory of K and V for one head, 8·n·(d_k + d_v) bytes, and of the n×n score matrix:\n"
+                       "        n    d     K and V   score matrix\n";
+    for (const auto& [n, d] : {std::pair<std::uint64_t, std::uint64_t>{3, 2}, {4096, 64}, {1048576, 64}}) {
+        const auto kv = static_cast<double>(sa::cached_step_reads(n, d, d) * sizeof(double));
+        text += fmt::format("  {:>7}  {:>3}  {:>10}  {:>13}\n", n, d, bytes_text(kv),
+                            bytes_text(static_cast<double>(n * n * sizeof(double))));
+    }
+    const double per_rank = static_cast<double>(sa::cached_step_reads(1048576, 64, 64) * sizeof(double)) /
+                            static_cast<double>(options.ranks);
+    text += fmt::format("  split between G = {} ranks, each holds K and V of n/G tokens: {} at n = 1048576\n\n",
+                        options.ranks, bytes_text(per_rank));
+    return text;
+}
+
+std::vector<sa::Shard> my_shards(const sa::Communicator& network, const sa::RingSetup& setup,
+                                 const sa::Matrix& queries, const sa::Matrix& keys, const sa::Matrix& values)
+{
+    std::vector<sa::Shard> shards;
+    for (std::size_t rank = 0; rank < setup.ranks; ++rank) {
+        if (network.runs(rank)) {
+            shards.push_back(sa::make_shard(setup.layout, setup.ranks, rank, queries, keys, values));
+        }
+    }
+    return shards;
+}
+
+std::string holders(const std::vector<std::string>& tokens, std::size_t step, std::size_t ranks)
+{
+    std::string text;
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        text += fmt::format("{}rank {} holds {}", rank == 0 ? "" : ", ", rank,
+                            tokens[sa::ring_block_owner(rank, step, ranks)]);
+    }
+    return text;
+}
+
+// The worked example on one rank per token: the states after each step, the outputs, the bytes.
+void worked_example(sa::Report& report, const sa::Example& example, const ring::Network& network)
+{
+    const std::size_t n = example.tokens.size();
+    const sa::Matrix queries = sa::project(example.embeddings, example.w_query);
+    const sa::Matrix keys = sa::project(example.embeddings, example.w_key);
+    const sa::Matrix values = sa::project(example.embeddings, example.w_value);
+    //> worked-ring
+    const sa::RingSetup setup{n, n, sa::Layout::contiguous, example.causal};  // one token per rank
+    const auto ring = network.ring(setup.ranks);  // over MPI, or in this one process
+    const auto mine = sa::ring_attention(*ring, setup, my_shards(*ring, setup, queries, keys, values));
+    const auto everyone = sa::gather_results(*ring, setup, mine);  // at rank 0
+    //< worked-ring
+    if (everyone.empty()) {
+        return;
+    }
+    const auto& tokens = example.tokens;
+    std::vector<std::string> columns{"μ", "ℓ"};
+    for (const auto& feature : sa::feature_labels(values.cols())) {
+        columns.push_back("Õ " + feature);
+    }
+    report.text(fmt::format("The worked example on G = {} ranks, one token each{}: rank g holds token g's q, k and v\n\n",
+                            n, example.causal ? ", causal" : ""));
+    for (std::size_t step = 0; step < n; ++step) {
+        std::vector<sa::Matrix> rows;
+        for (const auto& result : everyone) {
+            rows.push_back(result.states[step]);
+        }
+        report.table(fmt::format("Step {}: {}; each rank's state after it", step, holders(tokens, step, n)),
+                     sa::stack_rows(rows), tokens, columns);
+    }
+    const sa::Matrix outputs = sa::assemble_outputs(everyone, n);
+    const sa::Matrix mask = example.causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
+    report.table("Outputs O = Õ / ℓ, gathered at rank 0", outputs, tokens, sa::feature_labels(values.cols()));
+    bool same_bits = true;
+    for (const auto& result : everyone) {
+        same_bits = same_bits && sa::identical(result.outputs, sa::split_and_merge_in_ring_order(
+                                                                   setup, queries, keys, values, result.rank));
+    }
+    report.text(fmt::format("Ring == chapter 7 to a relative 1e-12: {}\n"
+                            "Ring == chapter 13's split-and-merge in the ring's order, bit for bit: {}\n",
+                            yes(sa::agree(outputs, sa::attention(queries, keys, values, mask), 1e-12)), yes(same_bits)));
+    report.text(fmt::format("Bytes each rank sent and received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n",
+                            sa::ring_bytes_formula(n, n, values.cols())));
+    for (const auto& result : everyone) {
+        report.text(fmt::format("  rank {}: sent {}, received {}\n", result.rank, result.bytes_sent,
+                                result.bytes_received));
+    }
+    report.text("\n");
+}
+
+struct Sequence {
+    sa::Matrix queries;
+    sa::Matrix keys;
+    sa::Matrix values;
+};
+
+Sequence random_sequence(std::size_t tokens)
+{
+    sa::SplitMix64 generator(seed);
+    Sequence sequence;
+    sequence.queries = sa::random_matrix(tokens, width, generator);
+    sequence.keys = sa::random_matrix(tokens, width, generator);
+    sequence.values = sa::random_matrix(tokens, width, generator);
+    return sequence;
+}
+
+// One line: does the ring, put together at rank 0, equal chapter 7 and chapter 13's split-and-merge?
+std::string check_line(const sa::RingSetup& setup, const Sequence& sequence, const std::vector<sa::RankResult>& everyone)
+{
+    const std::size_t n = setup.tokens;
+    const sa::Matrix mask = setup.causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
+    const sa::Matrix reference = sa::attention(sequence.queries, sequence.keys, sequence.values, mask);
+    bool same_bits = true;
+    for (const auto& result : everyone) {
+        same_bits = same_bits && sa::identical(result.outputs, sa::split_and_merge_in_ring_order(
+                                                                   setup, sequence.queries, sequence.keys,
+                                                                   sequence.values, result.rank));
+    }
+    return fmt::format("  {:<11}  {:<6}  {:<19}  {}\n", sa::layout_name(setup.layout), setup.causal ? "causal" : "none",
+                       yes(sa::agree(sa::assemble_outputs(everyone, n), reference, 1e-12)), yes(same_bits));
+}
+
+std::string work_row(sa::Layout layout, const std::vector<sa::RankResult>& everyone)
+{
+    std::string text = fmt::format("  {:<11}", sa::layout_name(layout));
+    std::uint64_t total = 0;
+    std::uint64_t largest = 0;
+    for (const auto& result : everyone) {
+        text += fmt::format("  {:>13}", fmt::format("{} ({})", result.pairs, result.skipped));
+        total += result.pairs;
+        largest = std::max(largest, result.pairs);
+    }
+    const double mean = static_cast<double>(total) / static_cast<double>(everyone.size());
+    return text + fmt::format("  {:>10.3f}  {:>12.3f}\n",
+                              static_cast<double>(everyone.back().pairs) / static_cast<double>(everyone.front().pairs),
+                              static_cast<double>(largest) / mean);
+}
+
+std::string bytes_row(sa::Layout layout, const std::vector<sa::RankResult>& everyone)
+{
+    std::string text = fmt::format("  {:<11}", sa::layout_name(layout));
+    for (const auto& result : everyone) {
+        text += fmt::format("  {:>13}", fmt::format("{}/{}", result.bytes_sent, result.bytes_received));
+    }
+    return text + "\n";
+}
+
+// The sharded run: every layout, with and without the mask, checked; the causal work and the bytes.
+sa::Matrix sharded_runs(sa::Report& report, const ring::Network& network, const Options& options)
+{
+    const std::size_t n = options.length;
+    const Sequence sequence = random_sequence(n);
+    std::string checks = fmt::format("The sequence split between G = {} ranks: n = {}, d_k = d_v = {}, Q, K and V "
+                                     "seeded random\n  layout       mask    == chapter 7 (1e-12)  == split-and-merge, "
+                                     "bit for bit\n", options.ranks, n, width);
+    std::string ranks_header;
+    for (std::size_t rank = 0; rank < options.ranks; ++rank) {
+        ranks_header += fmt::format("  {:>13}", fmt::format("rank {}", rank));
+    }
+    std::string work = "Score evaluations per rank under the causal mask (blocks skipped):\n  layout     " +
+                       ranks_header + "  last/first  largest/mean\n";
+    std::string bytes = fmt::format("Bytes each rank sent/received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n  layout     {}\n",
+                                    sa::ring_bytes_formula(n, options.ranks, width), ranks_header);
+    sa::Matrix work_figure(std::size(layouts), options.ranks);
+    for (std::size_t l = 0; l < std::size(layouts); ++l) {
+        for (const bool causal : {false, true}) {
+            //> sharded-ring
+            const sa::RingSetup setup{n, options.ranks, layouts[l], causal};
+            const auto ring = network.ring(setup.ranks);
+            const auto mine = sa::ring_attention(
+                *ring, setup, my_shards(*ring, setup, sequence.queries, sequence.keys, sequence.values));
+            const auto everyone = sa::gather_results(*ring, setup, mine);
+            //< sharded-ring
+            if (everyone.empty()) {
+                continue;  // not the first process
+            }
+            checks += check_line(setup, sequence, everyone);
+            if (causal) {
+                work += work_row(layouts[l], everyone);
+                bytes += bytes_row(layouts[l], everyone);
+                for (const auto& result : everyone) {
+                    work_figure(l, result.rank) = static_cast<double>(result.pairs);
+                }
+            }
+        }
+    }
+    report.text(checks + "\n" + work + "\n" + bytes + "\n");
+    return work_figure;
+}
+
+// DeepSpeed-Ulysses on the same sequence: two all-to-alls around attention on h/G heads.
+void ulysses_run(sa::Report& report, const ring::Network& network, const Options& options)
+{
+    const std::size_t n = options.length;
+    const Sequence sequence = random_sequence(n);
+    //> ulysses-run
+    const sa::RingSetup setup{n, options.ranks, sa::Layout::contiguous, true};
+    const auto ranks = network.ring(setup.ranks);  // the same communicator, used for all-to-alls
+    const auto mine = sa::ulysses_attention(
+        *ranks, setup, options.heads, my_shards(*ranks, setup, sequence.queries, sequence.keys, sequence.values));
+    const auto everyone = sa::gather_results(*ranks, setup, mine);
+    //< ulysses-run
+    if (everyone.empty()) {
+        return;
+    }
+    const sa::Matrix reference = sa::multi_head_attention(sequence.queries, sequence.keys, sequence.values,
+                                                          sa::causal_mask(n, n), options.heads, sa::identity(width));
+    std::string sent;
+    for (const auto& result : everyone) {
+        sent += fmt::format("{}{}", result.rank == 0 ? "" : ", ", result.bytes_sent);
+    }
+    const double ulysses = sa::ulysses_bytes_formula(n, options.ranks, width);
+    const double ring = sa::ring_bytes_formula(n, options.ranks, width);
+    report.text(fmt::format(
+        "DeepSpeed-Ulysses, h = {} heads, {} per rank, causal:\n"
+        "  == chapter 9's heads side by side (W_O = I) to a relative 1e-12: {}\n"
+        "  numbers each rank puts through the two all-to-alls, 4·n·d/G = {}\n"
+        "  bytes each rank sent: {}, against 4·(n/G)·d·(G-1)/G·8 = {:.0f}\n"
+        "  the ring sends {:.0f} bytes per rank, {:.3f} times as many\n\n",
+        options.heads, options.heads / options.ranks,
+        yes(sa::agree(sa::assemble_outputs(everyone, n), reference, 1e-12)), 4 * n * width / options.ranks, sent,
+        ulysses, ring, ring / ulysses));
+}
+
+// Past this machine, on paper: when does a ring step hide its transfer behind its compute?
+std::string model_section()
+{
+    constexpr double device_rate = 67e12;  // operations per second: FP64 tensor cores of an H100 SXM (2022)
+    struct Link {
+        const char* name;
+        double bytes_per_second;
+    };
+    const Link links[] = {{"NVLink 4, one direction (2022)", 450e9},
+                          {"InfiniBand NDR, one port (2022)", 50e9},
+                          {"100 Gigabit Ethernet (2010)", 12.5e9}};
+    std::string text = fmt::format(
+        "Past this machine, on paper (a model, not a measurement):\n"
+        "  a step's compute, 4·b²·d operations at F per second, hides its transfer, b·2d·8 bytes at B per second,\n"
+        "  when b >= 4·F/B tokens per rank (d cancels); F = {:.0f} TFLOP/s\n"
+        "  link                              B (GB/s)  smallest b\n", device_rate / 1e12);
+    for (const Link& link : links) {
+        const double smallest = std::ceil(4.0 * device_rate / link.bytes_per_second);
+        text += fmt::format("  {:<32}  {:>8.1f}  {:>10.0f}\n", link.name, link.bytes_per_second / 1e9, smallest);
+    }
+    return text + "\n";
+}
+
+// The ring's timeline: which rank's block each rank holds at each step.
+sa::Matrix timeline(std::size_t ranks)
+{
+    sa::Matrix owners(ranks, ranks);
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        for (std::size_t step = 0; step < ranks; ++step) {
+            owners(rank, step) = static_cast<double>(sa::ring_block_owner(rank, step, ranks));
+        }
+    }
+    return owners;
+}
+
+void figures(const sa::Example& example, const Options& options, const sa::Matrix& work)
+{
+    sa::Example whole_numbers = example;
+    whole_numbers.precision = 0;
+    const sa::Report drawings(whole_numbers);
+    std::vector<std::string> names;
+    for (const sa::Layout layout : layouts) {
+        names.push_back(sa::layout_name(layout));
+    }
+    const auto ranks = sa::numbered_labels("rank ", options.ranks, 0);
+    drawings.heatmap("work-per-rank.svg", {.title = fmt::format("Causal score evaluations per rank, n = {}, G = {}",
+                                                                options.length, options.ranks),
+                                           .values = work, .row_labels = names, .col_labels = ranks,
+                                           .row_axis = "layout", .col_axis = "rank", .scale_label = "scores"});
+    drawings.heatmap("ring-timeline.svg", {.title = fmt::format("Whose block each rank holds, G = {}", options.ranks),
+                                           .values = timeline(options.ranks), .row_labels = ranks,
+                                           .col_labels = sa::numbered_labels("step ", options.ranks, 0),
+                                           .row_axis = "rank", .col_axis = "step", .scale_label = "block of rank"});
+}
+
+std::string ring_chapter(const sa::Example& example)
+{
+    const Options options = read_options(example);  // a refused command line ends before MPI starts
+    const ring::Network network(options.stop_rank);
+    try {
+        sa::Report report(example);
+        report.text(memory_section(options));
+        worked_example(report, example, network);
+        const sa::Matrix work = sharded_runs(report, network, options);
+        ulysses_run(report, network, options);
+        report.text(model_section());
+        if (network.process() != 0) {
+            return "";
+        }
+        figures(example, options, work);
+        return report.str();
+    } catch (const std::exception& error) {  // one rank failed: stop every process, none left waiting
+        if (!network.on_mpi()) {
+            throw;  // one process: the one line and status 2, as for any error
+        }
+        network.abort_all(error.what());
+    }
+}
+
+// --ulysses-heads when the reader gives --ranks alone: 4 when G divides it, else G itself (one head per rank).
+std::string fit_heads(const sa::Example& example)
+{
+    const std::string& text = example.options.find("--ranks")->second;
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 2) {
+        return "";  // --ranks is refused with its own message
+    }
+    const std::size_t ranks = std::stoul(text);
+    return ranks == 0 || 4 % ranks == 0 || width % ranks != 0 ? "" : std::to_string(ranks);
+}
+
+// Discards what a stream is given: every process but the first stays silent.
+class Silence : public std::streambuf {
+protected:
+    int overflow(int character) override { return traits_type::not_eof(character); }
+};
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    sa::ProgramInfo info{"ch17-ring-attention",
+                         "attention with the sequence split between ranks: ring attention and Ulysses over MPI",
+                         sa::mouse_eats_cheese()};
+    info.options = {{"--ranks", "G", "ranks of the sharded run (the worked example has one per token)", "4"},
+                    {"--length", "N", "tokens of the sharded run", "96"},
+                    {"--ulysses-heads", "h", "heads of the Ulysses run, a multiple of G that divides d = 24", "4",
+                     fit_heads},
+                    {"--stop-rank", "R", "make rank R fail at its first send, to see every process stopped", "none"}};
+    static Silence silence;  // outlives main: the streams are flushed after it returns
+    if (ring::launch_rank() != 0) {  // every process reads the same command line; the first one speaks
+        std::cout.rdbuf(&silence);
+        std::cerr.rdbuf(&silence);
+    }
+    return sa::run_program(info, argc, argv, ring_chapter);
+}

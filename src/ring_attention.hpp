@@ -1,0 +1,357 @@
+/// \file ring_attention.hpp
+/// \brief Attention across machines: the sequence split between G ranks, each holding
+///        the rows of Q, K and V of its own tokens; ring attention, which passes the
+///        blocks of K and V around a ring and merges chapter 13's partial states, and
+///        DeepSpeed-Ulysses, which trades sequence shards for head shards.
+///
+/// The maths knows nothing of a network. Every message goes through a Communicator,
+/// a small interface of three calls (start a send, start a receive, wait for both).
+/// The chapter's program implements it with Open MPI, one process per rank (or several
+/// ranks per process); LocalCommunicator implements it inside one process, for the
+/// tests and the playground. The same ring code runs over either.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+
+namespace sa {
+
+/// \brief Which token rows each rank holds.
+///
+/// - contiguous: rank g holds rows \f$ [\lfloor g n / G \rfloor, \lfloor (g+1) n / G \rfloor) \f$,
+///   the split of chapter 13's workers;
+/// - striped: rank g holds every token i with \f$ i \bmod G = g \f$ (Brandon et al., 2023);
+/// - zigzag: the sequence is cut into 2G chunks and rank g holds chunks g and 2G−1−g
+///   (the layout of Megatron-LM's context parallelism), see zigzag_rows().
+enum class Layout {
+    contiguous,  ///< one run of consecutive tokens per rank
+    striped,     ///< token i on rank i mod G
+    zigzag,      ///< chunks g and 2G−1−g of 2G on rank g
+};
+
+/// \brief The layout's name as the book prints it: "contiguous", "striped" or "zig-zag".
+/// \param layout the layout
+/// \return its name
+[[nodiscard]] std::string layout_name(Layout layout);
+
+/// \brief The token rows rank g holds in the zig-zag layout: chunks g and 2G−1−g of 2G.
+///
+/// The n tokens are cut into 2G consecutive chunks whose sizes differ by at most one,
+/// the larger ones first: chunk c holds \f$ \lfloor n / 2G \rfloor \f$ tokens, plus one
+/// when \f$ c < n \bmod 2G \f$. Rank g takes chunk g from the front half and its mirror,
+/// chunk 2G−1−g, from the back half, so that under the causal mask every rank holds
+/// one early chunk (few keys to see) and one late chunk (many). With n = 8, G = 2 the
+/// chunks are {0,1}, {2,3}, {4,5}, {6,7}: rank 0 holds 0, 1, 6, 7 and rank 1 holds 2, 3, 4, 5.
+///
+/// Edges: with \f$ G \le n < 2G \f$ some chunks of the back half are empty, but every
+/// chunk of the front half holds a token, so no rank is left without one.
+///
+/// \param tokens n, at least G
+/// \param ranks G, at least 1
+/// \param rank g, below G
+/// \return the rows, ascending
+[[nodiscard]] std::vector<std::size_t> zigzag_rows(std::size_t tokens, std::size_t ranks, std::size_t rank);
+
+/// \brief The token rows rank g holds in a layout, ascending.
+///
+/// Every token is held by exactly one rank, and each rank holds at least one when \f$ n \ge G \f$.
+///
+/// \param layout contiguous, striped or zig-zag
+/// \param tokens n
+/// \param ranks G
+/// \param rank g
+/// \return the rows of Q, K and V that live on rank g
+/// \throws std::invalid_argument if G is 0, g is not below G, or n is less than G
+///         (the message says each rank needs at least one token)
+[[nodiscard]] std::vector<std::size_t> layout_rows(Layout layout, std::size_t tokens, std::size_t ranks,
+                                                   std::size_t rank);
+
+/// \brief The ring's schedule: whose block of K and V rank g holds at step s,
+///        \f$ (g - s) \bmod G \f$.
+///
+/// At step 0 every rank holds its own block. After each step it passes the block on to
+/// rank g+1 and takes the one rank g−1 held, so at step s it holds the block that
+/// started s places behind it. After steps 0 to G−1 it has seen every block once.
+///
+/// \param rank g, below G
+/// \param step s, below G
+/// \param ranks G, at least 1
+/// \return the rank whose block rank g holds at step s
+[[nodiscard]] std::size_t ring_block_owner(std::size_t rank, std::size_t step, std::size_t ranks);
+
+/// \brief The pairs of a block of queries and keys that take part: every pair, or
+///        under the causal mask those with key row \f$ j \le i \f$, the query's row.
+///
+/// These are the score evaluations a rank must make for the block; a block with none
+/// is skipped by the ring, never absorbed.
+///
+/// \param query_rows the token rows of the queries
+/// \param key_rows the token rows of the keys
+/// \param causal whether the causal mask applies
+/// \return the number of (query, key) pairs that are not masked out
+[[nodiscard]] std::uint64_t visible_pairs(const std::vector<std::size_t>& query_rows,
+                                          const std::vector<std::size_t>& key_rows, bool causal);
+
+/// \brief The score evaluations of each rank over the whole ring: the sum of
+///        visible_pairs() of its queries with every rank's keys.
+///
+/// Without the mask each rank makes \f$ |R_g| \cdot n \f$. Under the causal mask,
+/// contiguous shards give rank G−1 about 2G−1 times the work of rank 0; striped and
+/// zig-zag shards spread it evenly.
+///
+/// \param layout the layout
+/// \param tokens n, at least G
+/// \param ranks G
+/// \param causal whether the causal mask applies
+/// \return the count for each rank, rank 0 first
+/// \throws std::invalid_argument as layout_rows()
+[[nodiscard]] std::vector<std::uint64_t> ring_work(Layout layout, std::size_t tokens, std::size_t ranks,
+                                                   bool causal);
+
+/// \brief The bytes rank g sends around the ring: the blocks it holds at steps 0 to G−2,
+///        each \f$ |R_b| (d_k + d_v) \f$ doubles of 8 bytes.
+///
+/// It receives as many bytes as rank g−1 sends. When G divides n this is
+/// ring_bytes_formula() for every rank.
+///
+/// \param layout the layout
+/// \param tokens n
+/// \param ranks G
+/// \param rank g
+/// \param key_dim d_k
+/// \param value_dim d_v
+/// \return the bytes sent
+[[nodiscard]] std::uint64_t ring_bytes_sent(Layout layout, std::size_t tokens, std::size_t ranks, std::size_t rank,
+                                            std::size_t key_dim, std::size_t value_dim);
+
+/// \brief The ring's bytes per rank when G divides n and \f$ d_k = d_v = d \f$:
+///        \f$ 2 (G-1) \frac{n}{G} d \cdot 8 \f$.
+///
+/// G−1 passes of a block of n/G keys and n/G values, d doubles each.
+///
+/// \param tokens n
+/// \param ranks G, at least 1
+/// \param dim d
+/// \return the bytes, as a real number (a fraction when G does not divide n)
+[[nodiscard]] double ring_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t dim);
+
+/// \brief DeepSpeed-Ulysses' bytes sent per rank when G divides n and \f$ d_k = d_v = d \f$:
+///        \f$ 4 \frac{n}{G} d \cdot \frac{G-1}{G} \cdot 8 \f$.
+///
+/// Each rank puts its n/G rows of Q, K and V (before attention) and of the output
+/// (after) through an all-to-all: \f$ 4 n d / G \f$ numbers, the figure of Jacobs et
+/// al. (2023), of which the 1/G for its own heads stay on the rank.
+///
+/// \param tokens n
+/// \param ranks G, at least 1
+/// \param dim d
+/// \return the bytes sent, as a real number
+[[nodiscard]] double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t dim);
+
+/// \brief The three calls the ring and Ulysses make between ranks; an implementation
+///        carries the messages (Open MPI in the chapter's program, LocalCommunicator here).
+///
+/// A message is a vector of doubles from one rank to another. send() and receive() only
+/// start a transfer, as MPI_Isend and MPI_Irecv do, so a rank can compute while its
+/// messages travel; wait() finishes every transfer started. Between two ranks, messages
+/// arrive in the order they were sent.
+class Communicator {
+public:
+    virtual ~Communicator() = default;
+
+    /// \brief Whether this process runs rank g (one process may run several ranks).
+    /// \param rank g
+    /// \return true if rank g's work happens here
+    [[nodiscard]] virtual bool runs(std::size_t rank) const = 0;
+
+    /// \brief Starts sending a message; \p message must stay unchanged until wait().
+    /// \param from the sending rank, run here
+    /// \param to the receiving rank
+    /// \param message the numbers
+    virtual void send(std::size_t from, std::size_t to, const std::vector<double>& message) = 0;
+
+    /// \brief Starts receiving a message of exactly into.size() numbers into \p into.
+    /// \param from the sending rank
+    /// \param to the receiving rank, run here
+    /// \param into where the numbers go; it must stay alive until wait()
+    virtual void receive(std::size_t from, std::size_t to, std::vector<double>& into) = 0;
+
+    /// \brief Finishes every send and receive started since the last wait().
+    /// \throws std::runtime_error if a message is missing or its length is not the one expected
+    virtual void wait() = 0;
+
+    Communicator() = default;                                ///< an implementation starts with nothing in flight
+    Communicator(const Communicator&) = delete;              ///< transfers in flight cannot be copied
+    Communicator& operator=(const Communicator&) = delete;   ///< nor assigned
+};
+
+/// \brief The in-process stand-in for the network: every rank runs in this process and a
+///        message is a copy kept until the receiver's wait().
+///
+/// It simulates the ranks; it does not run them at the same time. The tests and the
+/// playground use it, and the chapter's program uses Open MPI instead.
+class LocalCommunicator : public Communicator {
+public:
+    /// \brief Runs every rank here.
+    /// \param rank the rank asked about
+    /// \return true
+    [[nodiscard]] bool runs(std::size_t rank) const override;
+    /// \brief Keeps a copy of the message for its receiver.
+    /// \param from the sending rank
+    /// \param to the receiving rank
+    /// \param message the numbers
+    void send(std::size_t from, std::size_t to, const std::vector<double>& message) override;
+    /// \brief Notes where the next message from \p from to \p to goes.
+    /// \param from the sending rank
+    /// \param to the receiving rank
+    /// \param into where the numbers go
+    void receive(std::size_t from, std::size_t to, std::vector<double>& into) override;
+    /// \brief Delivers every noted receive from the kept copies, in the order sent.
+    /// \throws std::runtime_error if a receive has no message or one of another length
+    void wait() override;
+
+private:
+    struct Pending {
+        std::size_t from;
+        std::size_t to;
+        std::vector<double>* into;
+    };
+    std::map<std::pair<std::size_t, std::size_t>, std::vector<std::vector<double>>> mailboxes_;
+    std::vector<Pending> pending_;
+};
+
+/// \brief What one rank holds before attention: its token rows and those rows of Q, K and V.
+struct Shard {
+    std::size_t rank = 0;                ///< g
+    std::vector<std::size_t> rows = {};  ///< the token rows, ascending (layout_rows())
+    Matrix queries = {};                 ///< |R_g|×d_k, the rows of Q
+    Matrix keys = {};                    ///< |R_g|×d_k, the rows of K
+    Matrix values = {};                  ///< |R_g|×d_v, the rows of V
+};
+
+/// \brief Rank g's shard: its rows of Q, K and V under a layout.
+///
+/// In a real deployment each rank computes these rows itself from its own tokens; the
+/// book's programs and tests compute Q, K and V once and hand each rank its rows.
+///
+/// \param layout the layout
+/// \param ranks G
+/// \param rank g
+/// \param queries Q, n×d_k
+/// \param keys K, n×d_k
+/// \param values V, n×d_v
+/// \return the shard
+/// \throws std::invalid_argument as layout_rows()
+/// \throws ShapeError if Q, K and V do not have n rows each, or Q and K differ in width
+[[nodiscard]] Shard make_shard(Layout layout, std::size_t ranks, std::size_t rank, const Matrix& queries,
+                               const Matrix& keys, const Matrix& values);
+
+/// \brief How a ring or an all-to-all is laid out: n, G, the layout and the mask.
+struct RingSetup {
+    std::size_t tokens = 0;              ///< n
+    std::size_t ranks = 1;               ///< G
+    Layout layout = Layout::contiguous;  ///< which rows each rank holds
+    bool causal = false;                 ///< whether the causal mask applies
+};
+
+/// \brief What one rank ends with: its outputs and what it did to get them.
+struct RankResult {
+    std::size_t rank = 0;                ///< g
+    std::vector<std::size_t> rows = {};  ///< its token rows
+    Matrix outputs = {};                 ///< |R_g|×d_v, the attention outputs of its queries
+    std::vector<Matrix> states = {};     ///< the ring: state_table() after each step, G of them
+    std::uint64_t bytes_sent = 0;        ///< bytes this rank sent
+    std::uint64_t bytes_received = 0;    ///< bytes this rank received
+    std::uint64_t pairs = 0;             ///< score evaluations that took part (visible_pairs())
+    std::uint64_t skipped = 0;           ///< the ring: blocks the mask hid entirely, never absorbed
+};
+
+/// \brief The additive mask of one block: 0 where key row \f$ j \le i \f$ (or everywhere
+///        without the causal mask), \f$ -\infty \f$ elsewhere.
+/// \param query_rows the token rows of the queries
+/// \param key_rows the token rows of the keys
+/// \param causal whether the causal mask applies
+/// \return a |query_rows|×|key_rows| mask
+[[nodiscard]] Matrix block_mask(const std::vector<std::size_t>& query_rows,
+                                const std::vector<std::size_t>& key_rows, bool causal);
+
+/// \brief Ring attention (Liu, Zaharia and Abbeel, 2023) for the ranks this process runs.
+///
+/// At step s = 0, …, G−1 rank g holds the keys and values of rank ring_block_owner(g, s).
+/// It starts sending that block to rank g+1 and receiving the next from rank g−1, then,
+/// while they travel, absorbs the block into a fresh state with chapter 13's
+/// absorb_block() and merges it into its running state with merge_attention() (the
+/// first block absorbed becomes the running state). A block the mask hides entirely is
+/// skipped. After step G−1 it finishes its outputs with finish_attention(); no block is
+/// sent after the last step. The result equals attention() on the whole sequence, and
+/// bit for bit chapter 13's split-and-merge over the same blocks in the same order.
+///
+/// \param communicator carries the blocks between ranks
+/// \param setup n, G, the layout and the mask
+/// \param shards the shards of the ranks this process runs, each once
+/// \return one result per shard, in the same order
+/// \throws std::invalid_argument if a shard's rows are not its rank's rows under the layout
+[[nodiscard]] std::vector<RankResult> ring_attention(Communicator& communicator, const RingSetup& setup,
+                                                     const std::vector<Shard>& shards);
+
+/// \brief DeepSpeed-Ulysses (Jacobs et al., 2023): two all-to-alls around attention.
+///
+/// Each rank g sends to every other rank t the columns of t's h/G heads of its rows of
+/// Q, K and V, so that rank t holds those heads for the whole sequence; it runs
+/// chapter 7's attention() on each of its heads, then a second exchange sends each rank
+/// back its rows. The result, rank g's rows of the heads side by side, equals
+/// multi_head_attention() before \f$ W_O \f$. The all-to-alls are sends and receives
+/// between every pair of ranks, posted together, as MPI_Alltoall does inside.
+///
+/// \param communicator carries the messages
+/// \param setup n, G, the layout and the mask
+/// \param heads h, a multiple of G; d_k and d_v must be multiples of h
+/// \param shards the shards of the ranks this process runs
+/// \return one result per shard, in the same order (no states; pairs counts the scores of its heads)
+/// \throws std::invalid_argument if G does not divide h, or h does not divide d_k and d_v
+[[nodiscard]] std::vector<RankResult> ulysses_attention(Communicator& communicator, const RingSetup& setup,
+                                                        std::size_t heads, const std::vector<Shard>& shards);
+
+/// \brief Chapter 13's split-and-merge on one process, over the blocks rank g absorbs in the ring,
+///        in the ring's order: what ring_attention() must equal bit for bit.
+///
+/// The tokens are renumbered so that each rank's rows are consecutive (rank 0's first);
+/// then each block that rank g does not skip is absorbed with absorb_block() over the whole
+/// renumbered Q, K and V into a state of its own, and the states are merged left to right
+/// with merge_attention(), as chapter 13's workers are.
+///
+/// \param setup n, G, the layout and the mask
+/// \param queries Q, n×d_k, in token order
+/// \param keys K, n×d_k
+/// \param values V, n×d_v
+/// \param rank g
+/// \return rank g's outputs, |R_g|×d_v
+/// \throws std::invalid_argument as layout_rows()
+[[nodiscard]] Matrix split_and_merge_in_ring_order(const RingSetup& setup, const Matrix& queries, const Matrix& keys,
+                                                   const Matrix& values, std::size_t rank);
+
+/// \brief Collects every rank's result at the process that runs rank 0.
+///
+/// Each rank sends its counts, outputs and states to rank 0 (which knows their shapes
+/// from the layout); the process running rank 0 returns all G results, rank 0 first,
+/// and every other process an empty list.
+///
+/// \param communicator carries the messages
+/// \param setup n, G and the layout
+/// \param mine the results of the ranks this process runs
+/// \return all G results at rank 0's process; nothing elsewhere
+[[nodiscard]] std::vector<RankResult> gather_results(Communicator& communicator, const RingSetup& setup,
+                                                     const std::vector<RankResult>& mine);
+
+/// \brief The whole output matrix from every rank's rows.
+/// \param results all G results
+/// \param tokens n
+/// \return n×d_v, row i from the rank that holds token i
+[[nodiscard]] Matrix assemble_outputs(const std::vector<RankResult>& results, std::size_t tokens);
+
+}  // namespace sa

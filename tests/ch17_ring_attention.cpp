@@ -1,0 +1,364 @@
+// Chapter 17, Attention across machines: the layouts, the ring's schedule, ring attention and
+// DeepSpeed-Ulysses over the in-process communicator, against chapter 7's attention() and
+// chapter 13's split-and-merge. The program's runs under mpirun are CTest tests of their own
+// (chapters/17-ring-attention/CMakeLists.txt).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "attention.hpp"
+#include "example.hpp"
+#include "helpers.hpp"
+#include "masking.hpp"
+#include "multi_head.hpp"
+#include "projection.hpp"
+#include "ring_attention.hpp"
+#include "tiled.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+using Rows = std::vector<std::size_t>;
+constexpr sa::Layout layouts[] = {sa::Layout::contiguous, sa::Layout::striped, sa::Layout::zigzag};
+
+std::vector<sa::Shard> all_shards(sa::Layout layout, std::size_t ranks, const helpers::Inputs& inputs)
+{
+    std::vector<sa::Shard> shards;
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        shards.push_back(sa::make_shard(layout, ranks, rank, inputs.queries, inputs.keys, inputs.values));
+    }
+    return shards;
+}
+
+std::vector<sa::RankResult> run_ring(const sa::RingSetup& setup, const helpers::Inputs& inputs)
+{
+    sa::LocalCommunicator communicator;
+    return sa::ring_attention(communicator, setup, all_shards(setup.layout, setup.ranks, inputs));
+}
+
+sa::Matrix whole_mask(std::size_t n, bool causal)
+{
+    return causal ? sa::causal_mask(n, n) : sa::Matrix(n, n, 0.0);
+}
+
+}  // namespace
+
+TEST_CASE("The zig-zag layout gives rank g chunks g and 2G-1-g of 2G", "[ch17]")
+{
+    INFO("n = 8, G = 2: chunks {0,1} {2,3} {4,5} {6,7}; rank 0 takes chunks 0 and 3, rank 1 chunks 1 and 2");
+    CHECK(sa::zigzag_rows(8, 2, 0) == Rows{0, 1, 6, 7});
+    CHECK(sa::zigzag_rows(8, 2, 1) == Rows{2, 3, 4, 5});
+    INFO("n = 12, G = 3: six chunks of 2; rank 1 takes chunk 1 (rows 2, 3) and chunk 4 (rows 8, 9)");
+    CHECK(sa::zigzag_rows(12, 3, 1) == Rows{2, 3, 8, 9});
+    INFO("n = 5, G = 4: 8 chunks of 0 tokens, the first 5 with one more: sizes 1,1,1,1,1,0,0,0");
+    CHECK(sa::zigzag_rows(5, 4, 0) == Rows{0});
+    CHECK(sa::zigzag_rows(5, 4, 2) == Rows{2});
+    CHECK(sa::zigzag_rows(5, 4, 3) == Rows{3, 4});
+    INFO("n = 7, G = 2: chunk sizes 2, 2, 2, 1 (7 = 4·1 + 3, the first three one larger)");
+    CHECK(sa::zigzag_rows(7, 2, 0) == Rows{0, 1, 6});
+    CHECK(sa::zigzag_rows(7, 2, 1) == Rows{2, 3, 4, 5});
+    for (std::size_t ranks = 1; ranks <= 8; ++ranks) {
+        for (std::size_t n = ranks; n <= 40; ++n) {
+            std::vector<int> held(n, 0);
+            for (std::size_t rank = 0; rank < ranks; ++rank) {
+                const Rows rows = sa::zigzag_rows(n, ranks, rank);
+                INFO("n = " << n << ", G = " << ranks << ", rank " << rank << ": at least one token, ascending");
+                CHECK_FALSE(rows.empty());
+                CHECK(std::is_sorted(rows.begin(), rows.end()));
+                for (const std::size_t row : rows) {
+                    REQUIRE(row < n);
+                    ++held[row];
+                }
+            }
+            INFO("n = " << n << ", G = " << ranks << ": every token on exactly one rank");
+            CHECK(std::all_of(held.begin(), held.end(), [](int count) { return count == 1; }));
+        }
+    }
+}
+
+TEST_CASE("Contiguous and striped layouts, and a ring needs a token per rank", "[ch17]")
+{
+    INFO("contiguous, n = 7, G = 3: rows [r·7/3, (r+1)·7/3) = [0,2) [2,4) [4,7), chapter 13's split");
+    CHECK(sa::layout_rows(sa::Layout::contiguous, 7, 3, 0) == Rows{0, 1});
+    CHECK(sa::layout_rows(sa::Layout::contiguous, 7, 3, 2) == Rows{4, 5, 6});
+    INFO("striped, n = 7, G = 3: token i on rank i mod 3");
+    CHECK(sa::layout_rows(sa::Layout::striped, 7, 3, 1) == Rows{1, 4});
+    CHECK(sa::layout_rows(sa::Layout::striped, 7, 3, 0) == Rows{0, 3, 6});
+    CHECK(sa::layout_name(sa::Layout::zigzag) == "zig-zag");
+    for (const sa::Layout layout : layouts) {
+        std::vector<int> held(10, 0);
+        for (std::size_t rank = 0; rank < 4; ++rank) {
+            for (const std::size_t row : sa::layout_rows(layout, 10, 4, rank)) {
+                ++held[row];
+            }
+        }
+        INFO(sa::layout_name(layout) << ", n = 10, G = 4: every token on exactly one rank");
+        CHECK(std::all_of(held.begin(), held.end(), [](int count) { return count == 1; }));
+    }
+    INFO("G = 4 ranks cannot share 3 tokens so that each holds one");
+    CHECK_THROWS_WITH(sa::layout_rows(sa::Layout::striped, 3, 4, 0), Contains("each rank needs at least one token"));
+    CHECK_THROWS_AS(sa::layout_rows(sa::Layout::contiguous, 5, 2, 2), std::invalid_argument);
+}
+
+TEST_CASE("The ring's schedule: rank g holds block (g - s) mod G at step s", "[ch17]")
+{
+    INFO("G = 3: rank 0 holds its own block, then rank 2's, then rank 1's");
+    CHECK(sa::ring_block_owner(0, 0, 3) == 0);
+    CHECK(sa::ring_block_owner(0, 1, 3) == 2);
+    CHECK(sa::ring_block_owner(0, 2, 3) == 1);
+    for (std::size_t ranks = 1; ranks <= 8; ++ranks) {
+        for (std::size_t rank = 0; rank < ranks; ++rank) {
+            std::vector<int> seen(ranks, 0);
+            for (std::size_t step = 0; step < ranks; ++step) {
+                ++seen[sa::ring_block_owner(rank, step, ranks)];
+                if (step + 1 < ranks) {
+                    INFO("G = " << ranks << ": what rank " << rank << " holds at step " << step + 1
+                                << " is what rank g-1 held at step " << step << ", passed on");
+                    CHECK(sa::ring_block_owner(rank, step + 1, ranks) ==
+                          sa::ring_block_owner((rank + ranks - 1) % ranks, step, ranks));
+                }
+            }
+            INFO("G = " << ranks << ", rank " << rank << ": every block exactly once");
+            CHECK(std::all_of(seen.begin(), seen.end(), [](int count) { return count == 1; }));
+        }
+    }
+}
+
+TEST_CASE("Ring attention equals chapter 7's attention for every G, layout and mask", "[ch17]")
+{
+    for (const std::size_t n : {std::size_t{13}, std::size_t{8}}) {
+        const helpers::Inputs inputs = helpers::random_inputs(1717 + n, n, n, 3, 5);  // d_k = 3, d_v = 5
+        for (const bool causal : {false, true}) {
+            const sa::Matrix reference = sa::attention(inputs.queries, inputs.keys, inputs.values, whole_mask(n, causal));
+            for (const std::size_t ranks : {1, 2, 3, 4, 8}) {
+                for (const sa::Layout layout : layouts) {
+                    const auto results = run_ring({n, ranks, layout, causal}, inputs);
+                    INFO("n = " << n << " (" << (n % ranks == 0 ? "" : "not ") << "divisible by G), G = " << ranks
+                                << ", " << sa::layout_name(layout) << (causal ? ", causal" : ", no mask")
+                                << ": each rank's rows, put together, are softmax(QKᵀ/√d_k + M)·V");
+                    CHECK(sa::agree(sa::assemble_outputs(results, n), reference, 1e-12));
+                }
+            }
+        }
+    }
+    const helpers::Inputs one_each = helpers::random_inputs(4, 4, 4, 2, 3);
+    for (const sa::Layout layout : layouts) {
+        INFO("one token per rank (n = G = 4), " << sa::layout_name(layout) << ", causal");
+        const auto results = run_ring({4, 4, layout, true}, one_each);
+        CHECK(sa::agree(sa::assemble_outputs(results, 4),
+                        sa::attention(one_each.queries, one_each.keys, one_each.values, whole_mask(4, true)), 1e-12));
+    }
+}
+
+TEST_CASE("Ring attention equals chapter 13's split-and-merge in the same block order, bit for bit", "[ch17]")
+{
+    const std::size_t n = 11;
+    const helpers::Inputs inputs = helpers::random_inputs(2023, n, n, 4, 3);
+    for (const bool causal : {false, true}) {
+        for (const std::size_t ranks : {1, 2, 3, 4}) {
+            for (const sa::Layout layout : layouts) {
+                const sa::RingSetup setup{n, ranks, layout, causal};
+                const auto results = run_ring(setup, inputs);
+                for (const auto& result : results) {
+                    INFO("G = " << ranks << ", " << sa::layout_name(layout) << (causal ? ", causal" : "")
+                                << ", rank " << result.rank << ": absorb_block() per block into a state of its "
+                                "own, merge_attention() in the ring's order (r, r-1, ...): the same operations in "
+                                "the same order give the same bits");
+                    CHECK(sa::identical(result.outputs, sa::split_and_merge_in_ring_order(setup, inputs.queries, inputs.keys,
+                                                                            inputs.values, result.rank)));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("The worked example on three ranks: the states after each step", "[ch17]")
+{
+    const sa::Example example = sa::mouse_eats_cheese();
+    const helpers::Inputs inputs{sa::project(example.embeddings, example.w_query),
+                                 sa::project(example.embeddings, example.w_key),
+                                 sa::project(example.embeddings, example.w_value)};
+    const auto results = run_ring({3, 3, sa::Layout::contiguous, false}, inputs);
+    REQUIRE(results.size() == 3);
+    const auto& mouse = results[0].states;
+    REQUIRE(mouse.size() == 3);
+    const double root = 2.0 * std::sqrt(2.0);
+    const double small = std::exp(-root);
+    INFO("step 0, rank 0 holds Mouse: q_Mouse = [0, 2], k_Mouse = [2, 0], score 0: μ = 0, ℓ = 1, Õ = v_Mouse = [2, 0]");
+    CHECK(mouse[0](0, 0) == 0.0);
+    CHECK(mouse[0](0, 1) == 1.0);
+    CHECK(mouse[0](0, 2) == 2.0);
+    INFO("step 1, rank 0 holds rank 2's Cheese, score 0 again: μ = 0, ℓ = 2, Õ = [4, 0]");
+    CHECK(mouse[1](0, 1) == 2.0);
+    CHECK(mouse[1](0, 2) == 4.0);
+    INFO("step 2, rank 0 holds rank 1's Eats: score q_Mouse·k_Eats/√2 = 4/√2 = 2√2 becomes μ; "
+         "ℓ = 2·e^(-2√2) + 1 and Õ = [4·e^(-2√2) + 1, 2], chapter 13's merged Mouse row");
+    CHECK_THAT(mouse[2](0, 0), WithinAbs(root, 1e-15));
+    CHECK_THAT(mouse[2](0, 1), WithinAbs(2.0 * small + 1.0, 1e-15));
+    CHECK_THAT(mouse[2](0, 2), WithinAbs(4.0 * small + 1.0, 1e-15));
+    CHECK_THAT(mouse[2](0, 3), WithinAbs(2.0, 1e-15));
+    INFO("rank 1 (Eats) scores 2√2 against every key: after its own block ℓ = 1, after all three ℓ = 3");
+    CHECK_THAT(results[1].states[2](0, 1), WithinAbs(3.0, 1e-15));
+    INFO("each rank sends G-1 = 2 blocks of 1 key and 1 value of width 2: 2·2·8 = 64 bytes, the formula 2·(G-1)·(n/G)·d·8");
+    for (const auto& result : results) {
+        CHECK(result.bytes_sent == 64);
+        CHECK(result.bytes_received == 64);
+    }
+    CHECK(sa::ring_bytes_formula(3, 3, 2) == 64.0);
+    INFO("zig-zag with one token per rank: 6 chunks, the first 3 of one token, the back 3 empty, so rank g "
+         "holds token g as in the contiguous layout; the outputs are the same");
+    const auto zigzag = run_ring({3, 3, sa::Layout::zigzag, false}, inputs);
+    CHECK(zigzag[2].rows == Rows{2});
+    CHECK(sa::agree(sa::assemble_outputs(zigzag, 3), sa::assemble_outputs(results, 3), 1e-12));
+}
+
+TEST_CASE("Causal work per rank: contiguous is unbalanced, striped and zig-zag are not", "[ch17]")
+{
+    const std::size_t ranks = 4;
+    const std::size_t block = 16;
+    const std::size_t n = ranks * block;
+    const auto contiguous = sa::ring_work(sa::Layout::contiguous, n, ranks, true);
+    INFO("contiguous, b = 16 tokens per rank: rank g sees r whole blocks (r·b² pairs) and half its own, b(b+1)/2");
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        CHECK(contiguous[rank] == rank * block * block + block * (block + 1) / 2);
+    }
+    INFO("so the last rank does ((G-1)·b² + b(b+1)/2) / (b(b+1)/2) = 2G-1 - 2(G-1)/(b+1) times the work of the first");
+    CHECK_THAT(static_cast<double>(contiguous[3]) / static_cast<double>(contiguous[0]),
+               WithinAbs(7.0 - 6.0 / 17.0, 1e-12));
+    const auto zigzag = sa::ring_work(sa::Layout::zigzag, n, ranks, true);
+    const std::uint64_t chunk = n / (2 * ranks);
+    INFO("zig-zag, chunks of c = 8: chunks g and 2G-1-g see 2G-1 whole chunks between them and two halves, "
+         "(2G-1)·c² + c(c+1) on every rank");
+    for (const std::uint64_t work : zigzag) {
+        CHECK(work == (2 * ranks - 1) * chunk * chunk + chunk * (chunk + 1));
+    }
+    for (const std::size_t tokens : {std::size_t{13}, std::size_t{37}, std::size_t{64}, std::size_t{101}}) {
+        for (const std::size_t p : {2, 3, 4, 8}) {
+            if (tokens < 2 * p) {
+                continue;  // fewer than two tokens per rank: some hold one, some two, and no layout evens that out
+            }
+            const double limit = std::pow(std::ceil(static_cast<double>(tokens) / static_cast<double>(p)), 2);
+            for (const sa::Layout layout : {sa::Layout::zigzag, sa::Layout::striped}) {
+                const auto work = sa::ring_work(layout, tokens, p, true);
+                const double mean = static_cast<double>(std::accumulate(work.begin(), work.end(), std::uint64_t{0})) /
+                                    static_cast<double>(p);
+                INFO(sa::layout_name(layout) << ", n = " << tokens << ", G = " << p << ": the total is n(n+1)/2, and "
+                     "each rank within one block's worth, ⌈n/G⌉² pairs, of the mean " << mean);
+                CHECK(mean * static_cast<double>(p) == static_cast<double>(tokens * (tokens + 1) / 2));
+                for (const std::uint64_t each : work) {
+                    CHECK(std::abs(static_cast<double>(each) - mean) <= limit);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("The ring counts the work it does and skips the blocks the mask hides", "[ch17]")
+{
+    const std::size_t n = 10;
+    const helpers::Inputs inputs = helpers::random_inputs(99, n, n, 2, 2);
+    for (const sa::Layout layout : layouts) {
+        const auto results = run_ring({n, 4, layout, true}, inputs);
+        const auto expected = sa::ring_work(layout, n, 4, true);
+        for (const auto& result : results) {
+            INFO(sa::layout_name(layout) << ", rank " << result.rank << ": the pairs it scored are ring_work()'s");
+            CHECK(result.pairs == expected[result.rank]);
+        }
+    }
+    const auto contiguous = run_ring({n, 4, sa::Layout::contiguous, true}, inputs);
+    INFO("contiguous and causal: rank g's queries come before every key of ranks r+1 to G-1, so it skips G-1-r blocks");
+    for (const auto& result : contiguous) {
+        CHECK(result.skipped == 3 - result.rank);
+    }
+    INFO("without the mask nothing is skipped");
+    for (const auto& result : run_ring({n, 4, sa::Layout::contiguous, false}, inputs)) {
+        CHECK(result.skipped == 0);
+    }
+}
+
+TEST_CASE("The bytes each rank sends around the ring", "[ch17]")
+{
+    const helpers::Inputs inputs = helpers::random_inputs(7, 12, 12, 4, 4);
+    for (const sa::Layout layout : layouts) {
+        for (const std::size_t ranks : {2, 3, 4}) {
+            const auto results = run_ring({12, ranks, layout, true}, inputs);
+            for (const auto& result : results) {
+                INFO(sa::layout_name(layout) << ", G = " << ranks << ", rank " << result.rank << ": G-1 blocks of "
+                     "12/G keys and values of width 4: 2·(G-1)·(12/G)·4·8 bytes");
+                CHECK(static_cast<double>(result.bytes_sent) == sa::ring_bytes_formula(12, ranks, 4));
+                CHECK(result.bytes_received == results[(result.rank + ranks - 1) % ranks].bytes_sent);
+            }
+        }
+    }
+    const helpers::Inputs uneven = helpers::random_inputs(8, 7, 7, 2, 3);
+    const auto results = run_ring({7, 3, sa::Layout::contiguous, false}, uneven);
+    INFO("n = 7, G = 3, contiguous blocks of 2, 2, 3 rows: rank 0 sends its own (2) and rank 2's (3): 5·(2+3)·8 = 200");
+    CHECK(results[0].bytes_sent == 200);
+    CHECK(sa::ring_bytes_sent(sa::Layout::contiguous, 7, 3, 0, 2, 3) == 200);
+    CHECK(sa::ring_bytes_sent(sa::Layout::contiguous, 7, 3, 1, 2, 3) == results[1].bytes_sent);
+}
+
+TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads and sends 4(n/G)d(G-1)/G numbers", "[ch17]")
+{
+    const std::size_t n = 12;
+    const helpers::Inputs inputs = helpers::random_inputs(9, n, n, 8, 8);
+    for (const bool causal : {false, true}) {
+        for (const std::size_t ranks : {1, 2, 4}) {
+            const sa::Layout layout = ranks == 2 ? sa::Layout::zigzag : sa::Layout::contiguous;  // any layout works
+            const sa::RingSetup setup{n, ranks, layout, causal};
+            sa::LocalCommunicator communicator;
+            const auto results = sa::ulysses_attention(communicator, setup, 4, all_shards(setup.layout, ranks, inputs));
+            const sa::Matrix reference =
+                sa::multi_head_attention(inputs.queries, inputs.keys, inputs.values, whole_mask(n, causal), 4,
+                                         sa::identity(8));
+            INFO("G = " << ranks << ", " << sa::layout_name(layout) << ", h = 4 heads" << (causal ? ", causal" : "")
+                        << ": the heads side by side, W_O = I");
+            CHECK(sa::agree(sa::assemble_outputs(results, n), reference, 1e-12));
+            for (const auto& result : results) {
+                INFO("rank " << result.rank << ": Q, K, V and O, n/G rows of d = 8, of which (G-1)/G leave the rank");
+                CHECK(static_cast<double>(result.bytes_sent) == sa::ulysses_bytes_formula(n, ranks, 8));
+                CHECK(result.bytes_received == result.bytes_sent);
+            }
+        }
+    }
+    INFO("G = 4 and n = 12, d = 8: 4·3·8·(3/4)·8 = 576 bytes; the ring sends 2·3·3·8·8 = 1152, G/2 = 2 times as many");
+    CHECK(sa::ulysses_bytes_formula(12, 4, 8) == 576.0);
+    CHECK(sa::ring_bytes_formula(12, 4, 8) == 1152.0);
+    sa::LocalCommunicator communicator;
+    INFO("3 heads do not split between 2 ranks");
+    const helpers::Inputs six = helpers::random_inputs(10, 4, 4, 6, 6);
+    CHECK_THROWS_WITH(sa::ulysses_attention(communicator, {4, 2, sa::Layout::contiguous, false}, 3,
+                                            all_shards(sa::Layout::contiguous, 2, six)),
+                      Contains("split evenly between 2 ranks"));
+}
+
+TEST_CASE("The in-process communicator delivers in order and names a missing message", "[ch17][support]")
+{
+    sa::LocalCommunicator communicator;
+    std::vector<double> first{1.0, 2.0};
+    std::vector<double> second{3.0};
+    communicator.send(0, 1, first);
+    communicator.send(0, 1, second);
+    std::vector<double> got_first(2);
+    std::vector<double> got_second(1);
+    communicator.receive(0, 1, got_first);
+    communicator.receive(0, 1, got_second);
+    communicator.wait();
+    INFO("two messages from rank 0 to rank 1 arrive in the order sent");
+    CHECK(got_first == first);
+    CHECK(got_second == second);
+    std::vector<double> never(1);
+    communicator.receive(2, 0, never);
+    CHECK_THROWS_WITH(communicator.wait(), Contains("never sent"));
+    communicator.send(1, 0, first);
+    std::vector<double> too_short(1);
+    communicator.receive(1, 0, too_short);
+    CHECK_THROWS_WITH(communicator.wait(), Contains("expected 1 numbers from rank 1 but got 2"));
+}

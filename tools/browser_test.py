@@ -24,10 +24,13 @@ per problem, naming the page) when
 * the book's search finds nothing for "softmax";
 * a "Try it here" panel's text, exit status or figures differ from the native
   program's on the same options, served at 1280 pixels and from file:// at 390;
-* the attention explorer (chapter 15) does not answer a hover, a click that locks and one that
-  unlocks, the arrow keys, Enter and Escape, its layer selector or its ablation as it should, or
-  its weights on the panel's --sequence text, repeated once, give other induction scores or first
-  choices than the native program prints (to the printed digits), served and from file://;
+* the attention explorer (chapters 15 and 16) does not answer a hover, a click that locks and one
+  that unlocks, the arrow keys, Enter and Escape, its layer selector, its ablation or its head
+  selector as it should, or its saved SVG file is not well-formed or holds other weights than the
+  page; or (chapter 15) its weights on the panel's --sequence text, repeated once, give other
+  induction scores or first choices than the native program prints (to the printed digits), or
+  (chapter 16) its sampler's bars and draws differ from the native program's one-step table and
+  generated text on the panel's example, served and from file://;
 * with --axe, axe-core finds an accessibility problem on a page as it opens, or the
   keyboard walk through chapter 7's panel fails (tools/accessibility.py).
 
@@ -63,6 +66,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import xml.etree.ElementTree as ElementTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
@@ -190,6 +194,8 @@ WAIT_FOR_SEARCH = browser_script("wait_for_search")
 FIGURES_TEXT_OUTSIDE = browser_script("figures_text_outside")
 EXPLORER_STATE = browser_script("explorer_state")
 EXPLORER_ROWS = browser_script("explorer_rows")
+EXPLORER_SAMPLE = browser_script("explorer_sample")
+EXPLORER_DRAW = browser_script("explorer_draw")
 # The attention explorer of a chapter page is checked against the native program on its panel's example
 # sequence, repeated once, as the program's --sequence repeats it.
 EXPLORER_SEQUENCES = {"ch15-induction-head": "qzkvbjwmtfyhdgsp"}
@@ -788,11 +794,21 @@ class Check:
             self.fail(page, f"({how}) the attention explorer shows no result (it stays {state['state']}: "
                             f"{state.get('status')})")
             return
+        started = time.monotonic()
         if interactions:
             self.check_explorer_mouse(page, how)
             self.check_explorer_keyboard(page, how)
             self.check_explorer_selectors(page, how)
-        self.check_explorer_numbers(page, how)
+            self.check_explorer_enlarge(page, how)
+            self.check_explorer_svg(page, how)
+        sampling = self.driver.find_elements("css selector", ".explorer[data-sampling]")
+        if sampling:
+            self.check_explorer_sampling(page, how)
+        else:
+            self.check_explorer_numbers(page, how)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: its checks took "
+                                                f"{time.monotonic() - started:.1f} s")
 
     def explorer_expect(self, page, where, shown, **expected):
         """Fails for each field of what the explorer shows that is not as expected; returns whether all were."""
@@ -871,21 +887,143 @@ class Check:
         before = self.explorer_state()
         layers.select_by_value("0")
         shown = self.explorer_state()
+        # With one layer, layer 0 is the layer shown already.
         if not self.explorer_expect(page, f"{where}, layer 0 chosen", shown, layer="0") or \
-                not all(head["name"].startswith("L0H") for head in shown["heads"]) or shown["heads"] == before["heads"]:
+                not all(head["name"].startswith("L0H") for head in shown["heads"]) or \
+                (last != "0" and shown["heads"] == before["heads"]):
             self.fail(page, f"{where}, layer 0 chosen: the heads shown are {[h['name'] for h in shown['heads']]}")
         layers.select_by_value(last)
         ablation = Select(self.driver.find_element("css selector", root.format("ablation")))
         whole = self.explorer_state()
         ablation.select_by_value("0,0")
         cut = self.explorer_state(whole["runs"])
-        if cut["state"] != "done" or "zeroed" not in (cut["status"] or "") or cut["heads"] == whole["heads"]:
-            self.fail(page, f"{where}: zeroing L0H0 does not change layer {last}'s weights ({cut['status']})")
+        # Zeroing a head's output changes the layers after it; with one layer, only the next character.
+        changed = cut["heads"] != whole["heads"] if last != "0" else cut["bars"] != whole["bars"]
+        if cut["state"] != "done" or "zeroed" not in (cut["status"] or "") or not changed:
+            self.fail(page, f"{where}: zeroing L0H0 does not change layer {last}'s "
+                            f"{'weights' if last != '0' else 'next characters'} ({cut['status']})")
         ablation.select_by_value("")
         again = self.explorer_state(cut["runs"])
         if again["heads"] != whole["heads"]:
             self.fail(page, f"{where}: with no head zeroed again, the weights differ from the first run's "
                             f"(focus {again['focus']} and {whole['focus']}, status {again['status']!r})")
+
+    def check_explorer_enlarge(self, page, how):
+        """The head selector enlarges one head (its cells wider than every other head's), and none again
+        gives every head the same size."""
+        where = f"({how}) the explorer's head selector"
+        select = Select(self.driver.find_element("css selector", ".explorer select[id$='-enlarge']"))
+        measure = ("return Array.from(document.querySelectorAll('.explorer .explorer-head')).map(head => ["
+                   "head.dataset.head, head.classList.contains('explorer-enlarged'), "
+                   "head.querySelector('.explorer-cell').getBoundingClientRect().width])")
+        select.select_by_value("1")
+        heads = self.driver.execute_script(measure)
+        enlarged = [head for head in heads if head[1]]
+        others = [head[2] for head in heads if not head[1]]
+        if len(enlarged) != 1 or not enlarged[0][0].endswith("H1") or not others or \
+                not all(enlarged[0][2] > width for width in others):
+            self.fail(page, f"{where}: head 1 chosen, the heads are [name, enlarged, cell width] {heads}")
+        select.select_by_value("")
+        heads = self.driver.execute_script(measure)
+        if any(head[1] for head in heads) or len({round(head[2], 1) for head in heads}) != 1:
+            self.fail(page, f"{where}: none chosen, the heads are [name, enlarged, cell width] {heads}")
+
+    def check_explorer_svg(self, page, how):
+        """"Save this view as SVG" writes a well-formed SVG file that holds each head's cells with the
+        weights the page shows."""
+        where = f"({how}) the explorer's SVG file"
+        folder = tempfile.mkdtemp(prefix="book-explorer-svg-")
+        try:
+            started = time.monotonic()
+            self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
+            shown = self.explorer_state()
+            self.driver.find_element("css selector", ".explorer .explorer-save").click()
+            name = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-saved")
+            path = os.path.join(folder, name or "none")
+            while not os.path.isfile(path) and time.monotonic() - started < 10:
+                time.sleep(0.05)
+            if not os.path.isfile(path):
+                self.fail(page, f"{where}: no file {name} arrived within 10 s")
+                return
+            try:
+                svg = ElementTree.parse(path).getroot()
+            except ElementTree.ParseError as error:
+                self.fail(page, f"{where}: {name} is not well-formed XML: {error}")
+                return
+            space = "{http://www.w3.org/2000/svg}"
+            saved = [{"name": group.get("data-head"),
+                      "weights": [cell.get("data-weight") for cell in group.iter(space + "rect")
+                                  if cell.get("class") == "cell"]}
+                     for group in svg.iter(space + "g") if group.get("class") == "head"]
+            page_heads = [{"name": head["name"], "weights": head["weights"]} for head in shown["heads"]]
+            if svg.tag != space + "svg" or saved != page_heads:
+                self.fail(page, f"{where}: {name} ({svg.tag}) holds the cells {saved}, the page shows {page_heads}")
+            with self.shared.lock:
+                self.shared.playground_facts.append(
+                    f"{how}: the explorer on {page}: saved {name} ({os.path.getsize(path)} bytes, "
+                    f"{sum(len(head['weights']) for head in saved)} cells) in {time.monotonic() - started:.2f} s")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def check_explorer_sampling(self, page, how):
+        """Chapter 16's sampling view on the panel's example (the program's defaults): the bars after the
+        prompt under four rules, and greedy, against the one-step tables the native program prints; then
+        the draws with its seed against the first characters of the text it generated."""
+        where = f"({how}) the explorer's sampler"
+        program = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-program")
+        native = self.native(program, [])  # the panel's example: the same run as the panel's check
+        with self.timed("waiting for the native programs"):
+            status, text, _ = native.result()
+        printed = sampling_tables(text)
+        if status != 0 or printed is None:
+            self.fail(page, f"{where}: the native program printed no one-step tables ({status}): {text[:200]!r}")
+            return
+        runs = self.explorer_state()["runs"]
+        self.driver.execute_script("const input = arguments[0].querySelector('input[id$=\"-text\"]');"
+                                   "input.value = arguments[1]; input.dispatchEvent(new Event('input'))",
+                                   self.driver.find_element("css selector", ".explorer[data-sampling]"),
+                                   printed["prompt"])
+        state = self.explorer_state(runs)
+        # The focus on the prompt's last character, as a reader's hover puts it there (unlocked first).
+        self.driver.execute_script("const root = document.querySelector('.explorer[data-sampling]');"
+                                   "const buttons = root.querySelectorAll('.explorer-character');"
+                                   "if (root.dataset.locked === 'true') buttons[Number(root.dataset.focus)].click();"
+                                   "buttons[buttons.length - 1].dispatchEvent(new MouseEvent('mouseover', "
+                                   "{bubbles: true}))")
+        state = self.explorer_state()
+        if state["state"] != "done" or state["focus"] != len(printed["prompt"]) - 1:
+            self.fail(page, f"{where}: the prompt {printed['prompt']!r} gives no result focused on its last "
+                            f"character ({state['state']}, focus {state['focus']})")
+            return
+        started = time.monotonic()
+        for rule, column in (({"temperature": printed["temperature"], "topK": "all", "greedy": False}, "p"),
+                             ({"temperature": "1", "topK": "all", "greedy": False}, "p (τ = 1)"),
+                             ({"temperature": "0.5", "topK": "all", "greedy": False}, "p (τ = 0.5)"),
+                             ({"temperature": "1", "topK": "5", "greedy": False}, "p (top-5)")):
+            shown = self.driver.execute_async_script(EXPLORER_SAMPLE, rule)
+            digits = len(next(iter(printed[column].values())).split(".")[1])
+            bars = [(character, f"{p:.{digits}f}") for character, p in shown["bars"]]
+            expected = [(character, printed[column].get(character)) for character, _ in shown["bars"]]
+            if shown["state"] != "done" or not bars or bars != expected:
+                self.fail(page, f"{where}, {rule}: the bars {bars}, the native program prints {expected} ({column})")
+        shown = self.driver.execute_async_script(EXPLORER_SAMPLE, {"greedy": True})
+        if [bar[0] for bar in shown["bars"][:1]] != [printed["greedy"]] or shown["bars"][0][1] != 1:
+            self.fail(page, f"{where}, greedy: the bars {shown['bars']}, the native program's greedy choice is "
+                            f"{printed['greedy']!r}")
+        bars_seconds = time.monotonic() - started
+        self.driver.execute_async_script(EXPLORER_SAMPLE, {"temperature": printed["temperature"], "topK": "all",
+                                                           "greedy": False})
+        count = 8
+        drawn = self.driver.execute_async_script(EXPLORER_DRAW, printed["seed"], count)
+        expected = printed["prompt"] + printed["generated"][:count]
+        if drawn["drawn"] != count or drawn["text"].replace("\n", "/") != expected or \
+                f"{drawn['uniforms'][0]:.{len(printed['u'].split('.')[1])}f}" != printed["u"]:
+            self.fail(page, f"{where}: {drawn['drawn']} draws with seed {printed['seed']} give {drawn['text']!r} "
+                            f"(first u {drawn['uniforms'][:1]}), the native program {expected!r} (u = {printed['u']})")
+        with self.shared.lock:
+            self.shared.playground_facts.append(
+                f"{how}: the explorer on {page}: the bars of 5 rules in {bars_seconds:.2f} s and {count} draws in "
+                f"{drawn['ms'] / 1000:.2f} s, as the native program prints them")
 
     def check_explorer_numbers(self, page, how):
         """For each model the explorer offers, its weights on the panel's sequence repeated once: each head's
@@ -1161,6 +1299,34 @@ class Check:
         self.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         self.driver.set_window_size(*DESKTOP)
         self.desktop_pages()
+
+
+def sampling_tables(text):
+    """What chapter 16's program prints for one step and the generated text: {"prompt", "temperature",
+    "seed", "u", "greedy", "generated" (the continuation, "/" for a new verse), "p" (the reader's rule) and
+    each column of the book's rules: {character: the printed digits}}, or None."""
+    labels = {"␣": " ", "\\n": "\n", "\\t": "\t"}
+    prompt = re.search(r"^Prompt: (.*)$", text, re.M)
+    rule = re.search(r"^One step with your rule \(τ = ([\d.]+), every character\)", text, re.M)
+    u = re.search(r"u = (\d+\.\d+)\.", text)
+    greedy = re.search(r"^The greedy choice, the largest logit: '(.+)'\.$", text, re.M)
+    continued = re.search(r"^The prompt continued \(.*seed (\d+)\),\n.*\n((?:  .*\n)+)", text, re.M)
+    book = re.search(r"^  char   p \(τ = 1\)   F \(τ = 1\)   p \(τ = 0\.5\)   p \(top-5\)\n((?:  .*\n)+)", text, re.M)
+    yours = re.search(r"^  char   logit       p       F\n((?:  .*\n)+)", text, re.M)
+    if not all((prompt, rule, u, greedy, continued, book, yours)):
+        return None
+    printed = {"prompt": prompt.group(1), "temperature": rule.group(1), "seed": int(continued.group(1)),
+               "u": u.group(1), "greedy": labels.get(greedy.group(1), greedy.group(1)),
+               "generated": "".join(line[2:] for line in continued.group(2).splitlines()).split("[", 1)[1]}
+    columns = {"p": {}, "p (τ = 1)": {}, "p (τ = 0.5)": {}, "p (top-5)": {}}
+    for line in yours.group(1).splitlines():
+        character, _, p, _ = line.split()
+        columns["p"][labels.get(character, character)] = p
+    for line in book.group(1).splitlines():
+        character, p1, _, p05, p5 = line.split()
+        for name, value in (("p (τ = 1)", p1), ("p (τ = 0.5)", p05), ("p (top-5)", p5)):
+            columns[name][labels.get(character, character)] = value
+    return {**printed, **columns}
 
 
 def panel_pages(book, pages, marker='class="playground"'):

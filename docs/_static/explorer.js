@@ -11,6 +11,13 @@
  * unlock; the arrow keys, Home and End move the focus. For the focused character, each head of the
  * chosen layer shows its weights over the characters up to it (colour, and the number on demand),
  * and the bars show the model's most likely next characters. A live region says the same in words.
+ * A head selector enlarges one head; a button saves the view as an SVG file.
+ *
+ * With data-sampling="SEED" (chapter 16), a sampling view: temperature and top-k sliders and a greedy
+ * switch reshape the bars into the probabilities the rule draws from, and a button draws the next
+ * character after the text with the seed's next uniform number. Both are the module's sample()
+ * (docs/playground/explorer.cpp: the library's rule_probabilities(), greedy_choice() and
+ * inverse_cdf_draw()), so the n-th draw after the reader's text is generate_text()'s n-th character.
  */
 (function () {
   'use strict';
@@ -74,6 +81,9 @@
     const ablationSelect = element('select', {id: id + '-ablation'});
     ablationSelect.appendChild(element('option', {value: '', text: 'none'}));
     const numbers = element('input', {type: 'checkbox', id: id + '-numbers'});
+    const enlargeSelect = element('select', {id: id + '-enlarge'});
+    enlargeSelect.appendChild(element('option', {value: '', text: 'none'}));
+    const save = element('button', {type: 'button', class: 'explorer-save', text: 'Save this view as SVG'});
     const controls = element('div', {class: 'explorer-controls'}, [
       element('div', {class: 'explorer-field explorer-text'}, [
         element('label', {for: textInput.id, text: 'Text (up to the model\u2019s context)'}), textInput]),
@@ -83,6 +93,9 @@
         element('label', {for: ablationSelect.id, text: 'Zero one head\u2019s output'}), ablationSelect]),
       element('div', {class: 'explorer-field explorer-flag'}, [
         numbers, element('label', {for: numbers.id, text: 'Show the weights as numbers'})]),
+      element('div', {class: 'explorer-field'}, [
+        element('label', {for: enlargeSelect.id, text: 'Enlarge one head'}), enlargeSelect]),
+      element('div', {class: 'explorer-field'}, [save]),
     ]);
     const characters = element('div', {class: 'explorer-characters', role: 'group',
                                        'aria-label': 'The characters of the text: hover or use the arrow keys to ' +
@@ -90,7 +103,9 @@
     const heads = element('div', {class: 'explorer-heads'});
     const next = element('div', {class: 'explorer-next'});
     const announce = element('p', {class: 'explorer-announce', 'aria-live': 'polite'});
-    root.replaceChildren(controls, status, characters, heads, next, announce);
+    const sampling = 'sampling' in root.dataset ? samplingView(id, root.dataset.sampling) : null;
+    root.replaceChildren.apply(root, [controls, status, characters, heads, next].concat(
+      sampling ? [sampling.view] : [], [announce]));
 
     let result = null;      // the last explore() result that worked
     let focus = -1;         // the focused position, or -1
@@ -147,6 +162,10 @@
         }
       }
       layerSelect.value = String(reply.layers - 1);
+      enlargeSelect.replaceChildren(element('option', {value: '', text: 'none'}));
+      for (let h = 0; h < reply.heads; ++h) {
+        enlargeSelect.appendChild(element('option', {value: String(h), text: 'head ' + h}));
+      }
     }
 
     function showResult(reply) {
@@ -159,6 +178,7 @@
                        [document.createTextNode(label(character))]);
       });
       characters.replaceChildren.apply(characters, buttons);
+      if (sampling) sampling.shape(reply);
       if (focus >= reply.text.length) { focus = reply.text.length - 1; }
       if (focus < 0) { focus = reply.text.length - 1; locked = false; }
       render(false);
@@ -199,14 +219,32 @@
           if (numbers.checked) cell.appendChild(element('span', {class: 'explorer-number', text: fixed(row[j])}));
           return cell;
         });
-        panels.push(element('figure', {class: 'explorer-head', 'data-head': name}, [
+        const enlarged = enlargeSelect.value === String(h);
+        panels.push(element('figure', {class: 'explorer-head' + (enlarged ? ' explorer-enlarged' : ''), 'data-head': name}, [
           element('figcaption', {}, [element('strong', {text: name}),
                                      document.createTextNode(' most on ' + words.join(', '))]),
           element('div', {class: 'explorer-row' + (numbers.checked ? ' explorer-with-numbers' : '')}, cells),
         ]));
       }
       heads.replaceChildren.apply(heads, panels);
-      const probabilities = result.probabilities[focus];
+      const best = showBars(result.probabilities[focus], null);
+      root.dataset.focus = String(focus);
+      root.dataset.locked = String(locked);
+      root.dataset.layer = String(layer);
+      root.dataset.enlarged = enlargeSelect.value;
+      if (speak) {
+        announce.textContent = 'Character ' + focus + ', ' + label(result.text[focus]) + (locked ? ', locked' : '') +
+          '. ' + spoken.join('; ') + '. Next: ' + best.map(function (pair) {
+            return label(result.vocabulary[pair[0]]) + ' ' + fixed(pair[1]);
+          }).join(', ') + '.';
+      }
+      root.dataset.renderMs = (performance.now() - started).toFixed(1);
+      if (sampling) sampling.update();
+    }
+
+    // The bars of the next character after the focused one: the model's probabilities, or (with a
+    // rule's name) those the sampling rule draws from. Returns the bars' [index, probability].
+    function showBars(probabilities, rule) {
       const best = largest(probabilities, TOP_CHARACTERS);
       const bars = best.map(function (pair) {
         const character = result.vocabulary[pair[0]];
@@ -219,18 +257,10 @@
       });
       const focused = label(result.text[focus]);
       next.replaceChildren(element('p', {class: 'explorer-next-title',
-                                         text: 'After ' + focused + ' at ' + focus + ', the model\u2019s next character:'}),
+                                         text: 'After ' + focused + ' at ' + focus + ', the model\u2019s next character' +
+                                               (rule ? ', as ' + rule + ' draws it:' : ':')}),
                            element('ol', {class: 'explorer-bars'}, bars));
-      root.dataset.focus = String(focus);
-      root.dataset.locked = String(locked);
-      root.dataset.layer = String(layer);
-      if (speak) {
-        announce.textContent = 'Character ' + focus + ', ' + focused + (locked ? ', locked' : '') + '. ' +
-          spoken.join('; ') + '. Next: ' + best.map(function (pair) {
-            return label(result.vocabulary[pair[0]]) + ' ' + fixed(pair[1]);
-          }).join(', ') + '.';
-      }
-      root.dataset.renderMs = (performance.now() - started).toFixed(1);
+      return best;
     }
 
     function moveTo(position, speak) {
@@ -271,6 +301,8 @@
       }
     });
     layerSelect.addEventListener('change', function () { if (result) render(true); });
+    enlargeSelect.addEventListener('change', function () { if (result) render(false); });
+    save.addEventListener('click', function () { if (result) saveView(); });
     numbers.addEventListener('change', function () { if (result) render(false); });
     ablationSelect.addEventListener('change', run);
     modelSelect.addEventListener('change', function () {
@@ -279,9 +311,183 @@
     });
     let timer = null;
     textInput.addEventListener('input', function () {
+      if (sampling) sampling.restart();
       clearTimeout(timer);
       timer = setTimeout(run, 300);
     });
+
+    // Chapter 16's sampler on the bars, and the draw of the next character (with data-sampling).
+    function samplingView(id, seedText) {
+      const temperature = element('input', {type: 'range', id: id + '-temperature', min: '0.1', max: '2', step: '0.1',
+                                            value: '0.8'});
+      const temperatureShown = element('output', {for: temperature.id, text: '0.8'});
+      const topK = element('input', {type: 'range', id: id + '-top-k', min: '1', max: '1', step: '1', value: '1'});
+      const topKShown = element('output', {for: topK.id});
+      const greedy = element('input', {type: 'checkbox', id: id + '-greedy'});
+      const seed = element('input', {type: 'text', id: id + '-seed', inputmode: 'numeric', spellcheck: 'false',
+                                     autocomplete: 'off'});
+      seed.value = seedText || '2017';
+      const draw = element('button', {type: 'button', class: 'explorer-draw', text: 'Draw the next character'});
+      const said = element('p', {class: 'explorer-draw-status', role: 'status'});
+      const view = element('fieldset', {class: 'explorer-sampling'}, [
+        element('legend', {text: 'Sampling: the bars as chapter 16\u2019s sampler draws from them'}),
+        element('div', {class: 'explorer-controls'}, [
+          element('div', {class: 'explorer-field'}, [
+            element('label', {for: temperature.id, text: 'Temperature \u03c4'}), temperature, temperatureShown]),
+          element('div', {class: 'explorer-field'}, [element('label', {for: topK.id, text: 'Top-k'}), topK, topKShown]),
+          element('div', {class: 'explorer-field explorer-flag'}, [
+            greedy, element('label', {for: greedy.id, text: 'Greedy (the largest logit)'})]),
+          element('div', {class: 'explorer-field'}, [element('label', {for: seed.id, text: 'Seed'}), seed]),
+          element('div', {class: 'explorer-field'}, [draw]),
+        ]),
+        said,
+      ]);
+      let draws = 0;    // uniform numbers used since the reader last wrote the text or the seed
+      let asked = 0;    // sample requests; only the latest one's bars are shown
+      let drawing = false;
+      function ruleName() {
+        if (greedy.checked) return 'the greedy choice';
+        return '\u03c4 = ' + temperature.value + ', ' +
+          (topK.value === topK.max ? 'every character' : 'top-' + topK.value);
+      }
+      function request(row, n) {
+        return {kind: 'sample', logits: row, temperature: Number(temperature.value), topK: Number(topK.value),
+                greedy: greedy.checked, seed: Number(seed.value), draw: n};
+      }
+      function showControls() {
+        temperatureShown.textContent = temperature.value;
+        topKShown.textContent = topK.value === topK.max ? 'all' : topK.value;
+        temperature.disabled = greedy.checked;
+        topK.disabled = greedy.checked;
+      }
+      // The bars of the focused position under the rule.
+      function update() {
+        if (result === null) return;
+        const mine = ++asked;
+        root.dataset.samplingState = 'running';
+        runner.call(request(result.logits[focus], draws)).then(function (json) {
+          if (mine !== asked) return;
+          const reply = JSON.parse(json);
+          if (reply.error) said.textContent = 'The sampler refused these settings: ' + reply.error;
+          else showBars(reply.probabilities, ruleName());
+          root.dataset.samples = String(Number(root.dataset.samples || 0) + 1);
+          root.dataset.samplingState = reply.error ? 'error' : 'done';
+        });
+      }
+      draw.addEventListener('click', function () {
+        if (result === null || drawing || textInput.value !== result.text) return;
+        if (result.text.length >= result.context) {
+          said.textContent = 'The text fills the model\u2019s context of ' + result.context + ' characters: shorten it ' +
+            'to draw more.';
+          return;
+        }
+        drawing = true;
+        const text = result.text;
+        runner.call(request(result.logits[text.length - 1], draws)).then(function (json) {
+          const reply = JSON.parse(json);
+          if (reply.error) {
+            said.textContent = 'The sampler refused these settings: ' + reply.error;
+            drawing = false;
+            return;
+          }
+          const character = result.vocabulary[reply.drawn];
+          const count = Number(root.dataset.draws || 0) + 1;
+          said.textContent = 'Drawn: ' + label(character) + (greedy.checked ? ', the largest logit' :
+            ', the first character whose cumulative probability is above u = ' + fixed(reply.uniform) +
+            ' (uniform number ' + (draws + 1) + ' of seed ' + seed.value + ')') + ', under ' + ruleName() + '.';
+          if (!greedy.checked) draws += 1;  // as generate_text() takes one uniform number per draw
+          root.dataset.draws = String(count);
+          root.dataset.uniform = String(reply.uniform);
+          textInput.value = text + character;
+          focus = -1;  // the bars after the new last character
+          locked = false;
+          run();
+        });
+      });
+      temperature.addEventListener('input', function () { showControls(); update(); });
+      topK.addEventListener('input', function () { showControls(); update(); });
+      greedy.addEventListener('change', function () { showControls(); update(); });
+      seed.addEventListener('input', function () { draws = 0; });
+      return {
+        view: view,
+        update: update,
+        restart: function () { draws = 0; },
+        shape: function (reply) {  // a model's vocabulary: the top-k slider's range, all at first
+          drawing = false;
+          const v = String(reply.vocabulary.length);
+          if (topK.max !== v) {
+            topK.max = v;
+            topK.value = v;
+          }
+          showControls();
+        },
+      };
+    }
+
+    function xml(text) {
+      return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+    }
+
+    // The view as an SVG file: each head's weights of the focused row as coloured cells (each with its
+    // weight in data-weight and its title), then the bars of the next character as they are shown.
+    function viewSvg() {
+      const cell = 22;
+      const layer = Number(layerSelect.value);
+      const n = result.text.length;
+      const width = 70 + n * cell + 10;
+      const parts = [];
+      let y = 24;
+      parts.push('<text x="4" y="16" font-size="13">' + xml('Layer ' + layer + ', focused on ' +
+                 label(result.text[focus]) + ' at ' + focus + ': where each head looks') + '</text>');
+      for (let h = 0; h < result.heads; ++h) {
+        const row = result.weights[layer][h][focus];
+        parts.push('<g class="head" data-head="L' + layer + 'H' + h + '"><text x="4" y="' + (y + 15) +
+                   '" font-size="12">L' + layer + 'H' + h + '</text>');
+        for (let j = 0; j < n; ++j) {
+          const x = 70 + j * cell;
+          const character = xml(label(result.text[j]));
+          if (j > focus) {
+            parts.push('<rect x="' + x + '" y="' + y + '" width="' + (cell - 2) + '" height="' + (cell - 2) +
+                       '" fill="none" stroke="#999" stroke-dasharray="2,2"/>');
+            continue;
+          }
+          const colours = weightColours(row[j]);
+          parts.push('<rect class="cell" x="' + x + '" y="' + y + '" width="' + (cell - 2) + '" height="' + (cell - 2) +
+                     '" fill="' + colours.background + '" stroke="#999" data-weight="' + row[j] + '"><title>' +
+                     xml('weight ' + fixed(row[j]) + ' on ' + label(result.text[j]) + ' at ' + j) + '</title></rect>' +
+                     '<text x="' + (x + cell / 2 - 1) + '" y="' + (y + 15) + '" font-size="12" text-anchor="middle" ' +
+                     'fill="' + colours.text + '">' + character + '</text>');
+        }
+        parts.push('</g>');
+        y += cell + 4;
+      }
+      y += 14;
+      parts.push('<text x="4" y="' + y + '" font-size="12">' + xml(next.querySelector('.explorer-next-title').textContent) +
+                 '</text>');
+      for (const bar of next.querySelectorAll('.explorer-bar')) {
+        y += 18;
+        const p = Number(bar.dataset.probability);
+        parts.push('<text x="4" y="' + y + '" font-size="12">' + xml(label(bar.dataset.character)) + '</text>' +
+                   '<rect class="bar" x="30" y="' + (y - 11) + '" width="' + (200 * p).toFixed(1) +
+                   '" height="12" fill="rgb(' + DARK.join(',') + ')" data-probability="' + p + '"/>' +
+                   '<text x="240" y="' + y + '" font-size="12">' + fixed(p) + '</text>');
+      }
+      return '<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="' +
+        Math.max(width, 300) + '" height="' + (y + 10) + '" font-family="monospace"><title>' +
+        xml('Attention of ' + program + ', layer ' + layer + ', character ' + focus) + '</title>' +
+        '<rect width="100%" height="100%" fill="#fff"/>' + parts.join('') + '</svg>\n';
+    }
+
+    function saveView() {
+      const name = 'attention-' + program + '-layer' + layerSelect.value + '-character' + focus + '.svg';
+      const address = URL.createObjectURL(new Blob([viewSvg()], {type: 'image/svg+xml'}));
+      const link = element('a', {href: address, download: name});
+      document.body.appendChild(link);
+      link.click();
+      link.remove();
+      setTimeout(function () { URL.revokeObjectURL(address); }, 10000);
+      root.dataset.saved = name;
+    }
 
     loadProgram(program).then(function (loaded) {
       runner = loaded;

@@ -96,6 +96,10 @@
     if (request.kind === 'explore') {  // the attention explorer (explorer.js): a JSON text
       return program.explore(request.path, request.text, request.layer, request.head);
     }
+    if (request.kind === 'sample') {  // chapter 16's sampler on one row of logits (explorer.js)
+      return program.sample(request.logits, request.temperature, request.topK, request.greedy, request.seed,
+                            request.draw);
+    }
     if (request.kind === 'put') {
       for (const path of Object.keys(request.files)) program.put_file(path, request.files[path]);
       return null;

@@ -3,9 +3,14 @@
 // attention weights and the next-character probabilities after each position, as one JSON text.
 // Linked into the playground module of a chapter whose page shows the explorer
 // (docs/playground/playground.cmake); the page asks for it once per text, never once per hover.
+// sample() is chapter 16's sampler on one row of those logits: the probabilities a rule draws from
+// and the character it draws with the seed's n-th uniform number, as generate_text() draws it.
 #include <emscripten/bind.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <vector>
@@ -16,7 +21,9 @@
 #include "cli.hpp"
 #include "circuits.hpp"
 #include "language_model.hpp"
+#include "random.hpp"
 #include "safetensors.hpp"
+#include "sampling.hpp"
 #include "softmax.hpp"
 #include "training_files.hpp"
 
@@ -84,24 +91,34 @@ std::string weights_json(const ForwardTrace& trace, std::size_t heads, std::size
     return json + "]";
 }
 
-// After each position, the probability of each character of the vocabulary: softmax_rows() of the logits.
-std::string probabilities_json(const Matrix& logits)
+// A matrix as rows of numbers, each in the shortest form that reads back as the same double.
+std::string rows_json(const Matrix& matrix)
 {
-    const Matrix probabilities = softmax_rows(logits);
     std::string json = "[";
-    for (std::size_t i = 0; i < probabilities.rows(); ++i) {
+    for (std::size_t i = 0; i < matrix.rows(); ++i) {
         json += i == 0 ? "[" : ",[";
-        for (std::size_t t = 0; t < probabilities.cols(); ++t) {
-            json += fmt::format("{}{}", t == 0 ? "" : ",", probabilities(i, t));
+        for (std::size_t t = 0; t < matrix.cols(); ++t) {
+            json += fmt::format("{}{}", t == 0 ? "" : ",", matrix(i, t));
         }
         json += "]";
     }
     return json + "]";
 }
 
+// A list of numbers as JSON, each in the shortest form that reads back as the same double.
+std::string list_json(const std::vector<double>& values)
+{
+    std::string json = "[";
+    for (std::size_t j = 0; j < values.size(); ++j) {
+        json += fmt::format("{}{}", j == 0 ? "" : ",", values[j]);
+    }
+    return json + "]";
+}
+
 // The model at \p path on \p text, with the head (ablated_layer, ablated_head) zeroed where
 // ablated_layer is not negative (as the chapter's ablation does): {"layers", "heads", "context",
-// "vocabulary", "text", "ablated", "weights", "probabilities"}, or {"error": one line}.
+// "vocabulary", "text", "ablated", "weights", "probabilities" (softmax_rows() of the logits), "logits"},
+// or {"error": one line}.
 std::string explore(const std::string& path, const std::string& text, int ablated_layer, int ablated_head)
 {
     try {
@@ -120,13 +137,53 @@ std::string explore(const std::string& path, const std::string& text, int ablate
                                       {static_cast<std::size_t>(ablated_layer), static_cast<std::size_t>(ablated_head)})
                     : forward(model, tokens, tokens.size());
         return fmt::format("{{\"layers\":{},\"heads\":{},\"context\":{},\"vocabulary\":{},\"text\":{},\"ablated\":{},"
-                           "\"weights\":{},\"probabilities\":{}}}", model.layers.size(), model.shape.heads,
+                           "\"weights\":{},\"probabilities\":{},\"logits\":{}}}", model.layers.size(), model.shape.heads,
                            model.shape.context, json_string(vocabulary.characters), json_string(text),
                            ablated ? fmt::format("[{},{}]", ablated_layer, ablated_head) : "null",
-                           weights_json(trace, model.shape.heads, tokens.size()), probabilities_json(trace.logits));
+                           weights_json(trace, model.shape.heads, tokens.size()), rows_json(softmax_rows(trace.logits)),
+                           rows_json(trace.logits));
     } catch (const std::exception& error) {
         return "{\"error\":" + json_string(error.what()) + "}";
     }
+}
+
+// One step of chapter 16's sampler on the logits z after a position: the probabilities the rule draws
+// from (rule_probabilities(), or all of it on greedy_choice()) and the character it draws with u, the
+// (draw + 1)-th uniform number of SplitMix64(seed), as generate_text() draws its (draw + 1)-th character:
+// {"probabilities", "uniform", "drawn"}, or {"error": one line}.
+std::string sample(const std::vector<double>& logits, double temperature, int top_k, bool greedy, double seed,
+                   int draw)
+{
+    try {
+        if (!(seed >= 0.0 && seed <= 9007199254740992.0 && std::floor(seed) == seed) || draw < 0) {
+            throw UsageError(fmt::format("the seed: expected a whole number from 0 to 2^53, got {}", seed));
+        }
+        SplitMix64 generator(static_cast<std::uint64_t>(seed));
+        double uniform = generator.uniform();
+        for (int n = 0; n < draw; ++n) {
+            uniform = generator.uniform();
+        }
+        std::vector<double> probabilities(logits.size(), 0.0);
+        std::size_t drawn = 0;
+        if (greedy) {
+            drawn = greedy_choice(logits);
+            probabilities[drawn] = 1.0;
+        } else {
+            probabilities = rule_probabilities(logits, temperature, static_cast<std::size_t>(std::max(top_k, 0)));
+            drawn = inverse_cdf_draw(probabilities, uniform);
+        }
+        return fmt::format("{{\"probabilities\":{},\"uniform\":{},\"drawn\":{}}}", list_json(probabilities), uniform,
+                           drawn);
+    } catch (const std::exception& error) {
+        return "{\"error\":" + json_string(error.what()) + "}";
+    }
+}
+
+// The logits of one row, from the page's list of numbers.
+std::string sample_row(const emscripten::val& logits, double temperature, int top_k, bool greedy, double seed,
+                       int draw)
+{
+    return sample(emscripten::vecFromJSArray<double>(logits), temperature, top_k, greedy, seed, draw);
 }
 
 }  // namespace
@@ -136,4 +193,5 @@ std::string explore(const std::string& path, const std::string& text, int ablate
 EMSCRIPTEN_BINDINGS(book_explorer)
 {
     emscripten::function("explore", &sa::explore);
+    emscripten::function("sample", &sa::sample_row);
 }

@@ -68,6 +68,7 @@ book_playground_compile("${entry_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playgroun
 set(explorer_object "${playground_dir}/obj/explorer.o")
 book_playground_compile("${explorer_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/explorer.cpp")
 set(playground_explorer_ch15-induction-head ON)
+set(playground_explorer_ch16-generating-text ON)
 
 # The files a chapter program reads that the build made: the macro its main.cpp names the
 # file by, the path the WebAssembly program reads it at (from the in-memory root, where a

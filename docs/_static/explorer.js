@@ -137,7 +137,7 @@
           root.dataset.runMs = String(ms);
           status.textContent = 'The model read ' + reply.text.length + ' characters' +
             (reply.ablated ? ', with L' + reply.ablated[0] + 'H' + reply.ablated[1] + '\u2019s output zeroed' : '') +
-            ' (' + reply.layers + ' layers of ' + reply.heads + ' heads).';
+            ' (' + reply.layers + (reply.layers === 1 ? ' layer' : ' layers') + ' of ' + reply.heads + ' heads).';
           root.dataset.state = 'done';
         }
       }, function (error) {

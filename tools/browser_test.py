@@ -970,6 +970,7 @@ class Check:
         where = f"({how}) the explorer's sampler"
         program = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-program")
         native = self.native(program, [])  # the panel's example: the same run as the panel's check
+        self.visit["files"].update(native_inputs(self.programs, program, []))
         with self.timed("waiting for the native programs"):
             status, text, _ = native.result()
         printed = sampling_tables(text)

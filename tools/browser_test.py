@@ -910,18 +910,21 @@ class Check:
         """The head selector enlarges one head (its cells wider than every other head's), and none again
         gives every head the same size."""
         where = f"({how}) the explorer's head selector"
-        select = Select(self.driver.find_element("css selector", ".explorer select[id$='-enlarge']"))
+        # The choice as a reader's change event: a click on the option could land on the page's header, which
+        # covers the top of the window when the page has scrolled.
+        choose = ("const select = document.querySelector(\".explorer select[id$='-enlarge']\");"
+                  "select.value = arguments[0]; select.dispatchEvent(new Event('change', {bubbles: true}))")
         measure = ("return Array.from(document.querySelectorAll('.explorer .explorer-head')).map(head => ["
                    "head.dataset.head, head.classList.contains('explorer-enlarged'), "
                    "head.querySelector('.explorer-cell').getBoundingClientRect().width])")
-        select.select_by_value("1")
+        self.driver.execute_script(choose, "1")
         heads = self.driver.execute_script(measure)
         enlarged = [head for head in heads if head[1]]
         others = [head[2] for head in heads if not head[1]]
         if len(enlarged) != 1 or not enlarged[0][0].endswith("H1") or not others or \
                 not all(enlarged[0][2] > width for width in others):
             self.fail(page, f"{where}: head 1 chosen, the heads are [name, enlarged, cell width] {heads}")
-        select.select_by_value("")
+        self.driver.execute_script(choose, "")
         heads = self.driver.execute_script(measure)
         if any(head[1] for head in heads) or len({round(head[2], 1) for head in heads}) != 1:
             self.fail(page, f"{where}: none chosen, the heads are [name, enlarged, cell width] {heads}")
@@ -935,7 +938,8 @@ class Check:
             started = time.monotonic()
             self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
             shown = self.explorer_state()
-            self.driver.find_element("css selector", ".explorer .explorer-save").click()
+            # A click of the page's own (the button may lie under the page's header after a scroll).
+            self.driver.execute_script("document.querySelector('.explorer .explorer-save').click()")
             name = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-saved")
             path = os.path.join(folder, name or "none")
             while not os.path.isfile(path) and time.monotonic() - started < 10:

@@ -434,7 +434,7 @@
       const cell = 22;
       const layer = Number(layerSelect.value);
       const n = result.text.length;
-      const width = 70 + n * cell + 10;
+      const width = 70 + n * cell + 10;  // at least the bars' title line (640 below)
       const parts = [];
       let y = 24;
       parts.push('<text x="4" y="16" font-size="13">' + xml('Layer ' + layer + ', focused on ' +
@@ -473,7 +473,7 @@
                    '<text x="240" y="' + y + '" font-size="12">' + fixed(p) + '</text>');
       }
       return '<?xml version="1.0" encoding="UTF-8"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="' +
-        Math.max(width, 300) + '" height="' + (y + 10) + '" font-family="monospace"><title>' +
+        Math.max(width, 640) + '" height="' + (y + 10) + '" font-family="monospace"><title>' +
         xml('Attention of ' + program + ', layer ' + layer + ', character ' + focus) + '</title>' +
         '<rect width="100%" height="100%" fill="#fff"/>' + parts.join('') + '</svg>\n';
     }

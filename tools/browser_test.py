@@ -24,6 +24,13 @@ per problem, naming the page) when
 * the book's search finds nothing for "softmax";
 * a "Try it here" panel's text, exit status or figures differ from the native
   program's on the same options, served at 1280 pixels and from file:// at 390;
+* the attention explorer (chapters 15 and 16) does not answer a hover, a click that locks and one
+  that unlocks, the arrow keys, Enter and Escape, its layer selector, its ablation or its head
+  selector as it should, or its saved SVG file is not well-formed or holds other weights than the
+  page; or (chapter 15) its weights on the panel's --sequence text, repeated once, give other
+  induction scores or first choices than the native program prints (to the printed digits), or
+  (chapter 16) its sampler's bars and draws differ from the native program's one-step table and
+  generated text on the panel's example, served and from file://;
 * with --axe, axe-core finds an accessibility problem on a page as it opens, or the
   keyboard walk through chapter 7's panel fails (tools/accessibility.py).
 
@@ -59,6 +66,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+import xml.etree.ElementTree as ElementTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
@@ -82,6 +90,9 @@ try:
     from selenium import webdriver
     from selenium.common.exceptions import TimeoutException, WebDriverException
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
 except ImportError:
     sys.exit("browser test: python3-selenium is missing. Install the Debian package: apt-get install python3-selenium")
 
@@ -181,6 +192,13 @@ PLAYGROUND_RUN = browser_script("playground_run")
 WAIT_FOR_FRONT_PAGE = browser_script("wait_for_front_page")
 WAIT_FOR_SEARCH = browser_script("wait_for_search")
 FIGURES_TEXT_OUTSIDE = browser_script("figures_text_outside")
+EXPLORER_STATE = browser_script("explorer_state")
+EXPLORER_ROWS = browser_script("explorer_rows")
+EXPLORER_SAMPLE = browser_script("explorer_sample")
+EXPLORER_DRAW = browser_script("explorer_draw")
+# The attention explorer of a chapter page is checked against the native program on its panel's example
+# sequence, repeated once, as the program's --sequence repeats it.
+EXPLORER_SEQUENCES = {"ch15-induction-head": "qzkvbjwmtfyhdgsp"}
 
 
 def solution_bodies(source):
@@ -388,6 +406,7 @@ class Shared:
         self.page_seconds = {}  # (page, "pass: part"): seconds spent, for --profile
         self.cache = PageCache(None, "")  # the pages that passed before (--cache)
         self.screenshot_pages = {}  # page: the names of the screenshots taken of it as it is open
+        self.explorer_pages = []  # the pages with an attention explorer
 
 
 class Check:
@@ -514,6 +533,7 @@ class Check:
         math = self.driver.execute_async_script(WAIT_FOR_MATH)
         self.driver.execute_async_script(WAIT_FOR_IMAGES)
         math["panel"] = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
+        math["explorer"] = self.driver.execute_async_script(EXPLORER_STATE)  # its first view, before the audit
         return math
 
     def check_page(self, page):
@@ -526,6 +546,11 @@ class Check:
                 self.check_playground(page, None, "served", panel)
                 self.drain_logs(page)
             self.lap(page, "panel")
+        if panel is not None and page in self.shared.explorer_pages:
+            with self.timed("explorers"):
+                self.check_explorer(page, "served", interactions=True)
+                self.drain_logs(page)
+            self.lap(page, "explorer")
         if panel is not None:
             self.screenshots_of(page, phone=False)
         if panel is not None and self.axe_source and page == accessibility().KEYBOARD_PAGE:
@@ -634,6 +659,11 @@ class Check:
                     self.check_playground(page, None, "file://", opened["panel"])
                     self.drain_logs(page)
                 self.lap(page, "panel")
+            if self.file_mode and opened is not None and page in self.shared.explorer_pages:
+                with self.timed("explorers"):
+                    self.check_explorer(page, "file://", interactions=False)
+                    self.drain_logs(page)
+                self.lap(page, "explorer")
             if opened is not None:
                 self.screenshots_of(page, phone=True)
             self.end_visit("phone", page)
@@ -749,6 +779,315 @@ class Check:
             if name == "malformed" and status == 0:
                 self.fail(page, f"{where}: the native program accepted {values}")
             self.check_panel_figures(page, where, shown, status, figures)
+
+    def explorer_state(self, after=None):
+        """What the explorer shows now; with `after`, once it has finished more runs than that."""
+        return self.driver.execute_async_script(EXPLORER_STATE, after)
+
+    def check_explorer(self, page, how, interactions):
+        """The attention explorer: its first view, then (served) each interaction, and its numbers against the
+        native program's, with the time a hover takes to show new weights."""
+        state = self.explorer_state()
+        if state["state"] != "done":
+            self.fail(page, f"({how}) the attention explorer shows no result (it stays {state['state']}: "
+                            f"{state.get('status')})")
+            return
+        started = time.monotonic()
+        sampling = self.driver.find_elements("css selector", ".explorer[data-sampling]")
+        # Every page's explorer is the same explorer.js: its hover, keyboard and selectors are checked on
+        # chapter 15's page (two layers, an ablation that changes the second), not again on chapter 16's.
+        if interactions and not sampling:
+            self.check_explorer_mouse(page, how)
+            self.check_explorer_keyboard(page, how)
+            self.check_explorer_selectors(page, how)
+        if sampling:
+            self.check_explorer_sampling(page, how)
+        else:
+            self.check_explorer_numbers(page, how)
+        if interactions:  # on the view the numbers' check left, focused far into the text
+            self.check_explorer_enlarge(page, how)
+            self.check_explorer_svg(page, how)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: its checks took "
+                                                f"{time.monotonic() - started:.1f} s")
+
+    def explorer_expect(self, page, where, shown, **expected):
+        """Fails for each field of what the explorer shows that is not as expected; returns whether all were."""
+        wrong = [f"{key} {shown.get(key)!r} (expected {value!r})" for key, value in expected.items()
+                 if shown.get(key) != value]
+        for problem in wrong:
+            self.fail(page, f"{where}: {problem}")
+        return not wrong
+
+    def check_explorer_mouse(self, page, how):
+        """Hover focuses a character, a click locks it (a hover elsewhere then changes nothing), a second
+        click unlocks it. The time each hover took to show the new weights is kept for the report."""
+        buttons = self.driver.find_elements("css selector", ".explorer .explorer-character")
+        where = f"({how}) the explorer"
+        before = self.explorer_state()
+        hover_ms = []
+        for position in (5, 9):
+            ActionChains(self.driver, duration=0).move_to_element(buttons[position]).perform()
+            shown = self.explorer_state()
+            hover_ms.append(shown["renderMs"])
+            if self.explorer_expect(page, f"{where}, hovering character {position}", shown, focus=position) and \
+                    [len(head["weights"]) for head in shown["heads"]] != [position + 1] * len(shown["heads"]):
+                self.fail(page, f"{where}, hovering character {position}: the heads do not show {position + 1} weights")
+        if shown["heads"] == before["heads"]:
+            self.fail(page, f"{where}: hovering a character does not change what the heads show")
+        buttons[20].click()
+        self.explorer_expect(page, f"{where}, after a click on character 20", self.explorer_state(), focus=20,
+                             locked="true", pressed=[20])
+        ActionChains(self.driver, duration=0).move_to_element(buttons[3]).perform()
+        self.explorer_expect(page, f"{where}, locked, hovering character 3", self.explorer_state(), focus=20)
+        buttons[20].click()
+        self.explorer_expect(page, f"{where}, after a second click on character 20", self.explorer_state(),
+                             locked="false", pressed=[])
+        ActionChains(self.driver, duration=0).move_to_element(buttons[3]).perform()
+        self.explorer_expect(page, f"{where}, unlocked, hovering character 3", self.explorer_state(), focus=3)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: a hover shows new weights in "
+                                                f"{max(hover_ms):.1f} ms at most; the model's run took "
+                                                f"{before['runMs']} ms")
+
+    def check_explorer_keyboard(self, page, how):
+        """The arrow keys, Home and End move the focus (and the keyboard focus with it), Enter locks, Escape
+        unlocks, and the live region says each: the character, its top weights and the next characters."""
+        where = f"({how}) the explorer, keyboard"
+        button = self.driver.find_elements("css selector", ".explorer .explorer-character")[3]
+        steps = [(Keys.ARROW_RIGHT, {"focus": 4, "active": "4", "locked": "false"}),
+                 (Keys.ARROW_LEFT, {"focus": 3, "active": "3"}),
+                 (Keys.END, {"focus": len(self.driver.find_elements("css selector", ".explorer .explorer-character"))
+                             - 1}),
+                 (Keys.HOME, {"focus": 0, "active": "0"}),
+                 (Keys.ARROW_RIGHT, {"focus": 1}),
+                 (Keys.ENTER, {"focus": 1, "locked": "true", "pressed": [1]}),
+                 (Keys.ESCAPE, {"focus": 1, "locked": "false", "pressed": []})]
+        self.driver.execute_script("arguments[0].focus()", button)
+        for key, expected in steps:
+            self.driver.switch_to.active_element.send_keys(key)
+            shown = self.explorer_state()
+            name = {Keys.ARROW_RIGHT: "ArrowRight", Keys.ARROW_LEFT: "ArrowLeft", Keys.END: "End", Keys.HOME: "Home",
+                    Keys.ENTER: "Enter", Keys.ESCAPE: "Escape"}[key]
+            self.explorer_expect(page, f"{where}, {name}", shown, **expected)
+            said = shown["announce"] or ""
+            heads = [head["name"] for head in shown["heads"]]
+            if not said.startswith(f"Character {expected['focus']},") or not all(h in said for h in heads) or \
+                    "Next: " not in said or ("locked" in said) != (shown["locked"] == "true"):
+                self.fail(page, f"{where}, {name}: the live region says {said[:160]!r}")
+
+    def check_explorer_selectors(self, page, how):
+        """The layer selector shows the other layer's heads; zeroing a head reruns the model and changes the
+        last layer's weights, and choosing none again gives the first weights back."""
+        where = f"({how}) the explorer"
+        root = ".explorer select[id$='-{}']"
+        # The pointer leaves the characters: a rerun draws them anew, and the one under it would take the focus.
+        ActionChains(self.driver, duration=0).move_to_element(self.driver.find_element("css selector", ".explorer-status")).perform()
+        layers = Select(self.driver.find_element("css selector", root.format("layer")))
+        last = layers.first_selected_option.get_attribute("value")
+        before = self.explorer_state()
+        layers.select_by_value("0")
+        shown = self.explorer_state()
+        if not self.explorer_expect(page, f"{where}, layer 0 chosen", shown, layer="0") or \
+                not all(head["name"].startswith("L0H") for head in shown["heads"]) or shown["heads"] == before["heads"]:
+            self.fail(page, f"{where}, layer 0 chosen: the heads shown are {[h['name'] for h in shown['heads']]}")
+        layers.select_by_value(last)
+        ablation = Select(self.driver.find_element("css selector", root.format("ablation")))
+        whole = self.explorer_state()
+        ablation.select_by_value("0,0")
+        cut = self.explorer_state(whole["runs"])
+        if cut["state"] != "done" or "zeroed" not in (cut["status"] or "") or cut["heads"] == whole["heads"]:
+            self.fail(page, f"{where}: zeroing L0H0 does not change layer {last}'s weights ({cut['status']})")
+        ablation.select_by_value("")
+        again = self.explorer_state(cut["runs"])
+        if again["heads"] != whole["heads"]:
+            self.fail(page, f"{where}: with no head zeroed again, the weights differ from the first run's "
+                            f"(focus {again['focus']} and {whole['focus']}, status {again['status']!r})")
+
+    def check_explorer_enlarge(self, page, how):
+        """The head selector enlarges one head (its cells wider than every other head's), and none again
+        gives every head the same size."""
+        where = f"({how}) the explorer's head selector"
+        # The choice as a reader's change event: a click on the option could land on the page's header, which
+        # covers the top of the window when the page has scrolled.
+        choose = ("const select = document.querySelector(\".explorer select[id$='-enlarge']\");"
+                  "select.value = arguments[0]; select.dispatchEvent(new Event('change', {bubbles: true}))")
+        measure = ("return Array.from(document.querySelectorAll('.explorer .explorer-head')).map(head => ["
+                   "head.dataset.head, head.classList.contains('explorer-enlarged'), "
+                   "head.querySelector('.explorer-cell').getBoundingClientRect().width])")
+        self.driver.execute_script(choose, "1")
+        heads = self.driver.execute_script(measure)
+        enlarged = [head for head in heads if head[1]]
+        others = [head[2] for head in heads if not head[1]]
+        if len(enlarged) != 1 or not enlarged[0][0].endswith("H1") or not others or \
+                not all(enlarged[0][2] > width for width in others):
+            self.fail(page, f"{where}: head 1 chosen, the heads are [name, enlarged, cell width] {heads}")
+        self.driver.execute_script(choose, "")
+        heads = self.driver.execute_script(measure)
+        if any(head[1] for head in heads) or len({round(head[2], 1) for head in heads}) != 1:
+            self.fail(page, f"{where}: none chosen, the heads are [name, enlarged, cell width] {heads}")
+
+    def check_explorer_svg(self, page, how):
+        """"Save this view as SVG" writes a well-formed SVG file that holds each head's cells with the
+        weights the page shows."""
+        where = f"({how}) the explorer's SVG file"
+        folder = tempfile.mkdtemp(prefix="book-explorer-svg-")
+        try:
+            started = time.monotonic()
+            self.driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": folder})
+            shown = self.explorer_state()
+            # A click of the page's own (the button may lie under the page's header after a scroll).
+            self.driver.execute_script("document.querySelector('.explorer .explorer-save').click()")
+            name = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-saved")
+            path = os.path.join(folder, name or "none")
+            while not os.path.isfile(path) and time.monotonic() - started < 10:
+                time.sleep(0.05)
+            if not os.path.isfile(path):
+                self.fail(page, f"{where}: no file {name} arrived within 10 s")
+                return
+            try:
+                svg = ElementTree.parse(path).getroot()
+            except ElementTree.ParseError as error:
+                self.fail(page, f"{where}: {name} is not well-formed XML: {error}")
+                return
+            space = "{http://www.w3.org/2000/svg}"
+            saved = [{"name": group.get("data-head"),
+                      "weights": [cell.get("data-weight") for cell in group.iter(space + "rect")
+                                  if cell.get("class") == "cell"]}
+                     for group in svg.iter(space + "g") if group.get("class") == "head"]
+            page_heads = [{"name": head["name"], "weights": head["weights"]} for head in shown["heads"]]
+            if svg.tag != space + "svg" or saved != page_heads:
+                self.fail(page, f"{where}: {name} ({svg.tag}) holds the cells {saved}, the page shows {page_heads}")
+            with self.shared.lock:
+                self.shared.playground_facts.append(
+                    f"{how}: the explorer on {page}: saved {name} ({os.path.getsize(path)} bytes, "
+                    f"{sum(len(head['weights']) for head in saved)} cells) in {time.monotonic() - started:.2f} s")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def check_explorer_sampling(self, page, how):
+        """Chapter 16's sampling view on the panel's example (the program's defaults): the bars after the
+        prompt under four rules, and greedy, against the one-step tables the native program prints; then
+        the draws with its seed against the first characters of the text it generated."""
+        where = f"({how}) the explorer's sampler"
+        program = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-program")
+        native = self.native(program, [])  # the panel's example: the same run as the panel's check
+        self.visit["files"].update(native_inputs(self.programs, program, []))
+        with self.timed("waiting for the native programs"):
+            status, text, _ = native.result()
+        printed = sampling_tables(text)
+        if status != 0 or printed is None:
+            self.fail(page, f"{where}: the native program printed no one-step tables ({status}): {text[:200]!r}")
+            return
+        runs = self.explorer_state()["runs"]
+        self.driver.execute_script("const input = arguments[0].querySelector('input[id$=\"-text\"]');"
+                                   "input.value = arguments[1]; input.dispatchEvent(new Event('input'))",
+                                   self.driver.find_element("css selector", ".explorer[data-sampling]"),
+                                   printed["prompt"])
+        state = self.explorer_state(runs)
+        # The focus on the prompt's last character, as a reader's hover puts it there (unlocked first).
+        self.driver.execute_script("const root = document.querySelector('.explorer[data-sampling]');"
+                                   "const buttons = root.querySelectorAll('.explorer-character');"
+                                   "if (root.dataset.locked === 'true') buttons[Number(root.dataset.focus)].click();"
+                                   "buttons[buttons.length - 1].dispatchEvent(new MouseEvent('mouseover', "
+                                   "{bubbles: true}))")
+        state = self.explorer_state()
+        if state["state"] != "done" or state["focus"] != len(printed["prompt"]) - 1:
+            self.fail(page, f"{where}: the prompt {printed['prompt']!r} gives no result focused on its last "
+                            f"character ({state['state']}, focus {state['focus']})")
+            return
+        started = time.monotonic()
+        for rule, column in (({"temperature": printed["temperature"], "topK": "all", "greedy": False}, "p"),
+                             ({"temperature": "1", "topK": "all", "greedy": False}, "p (τ = 1)"),
+                             ({"temperature": "0.5", "topK": "all", "greedy": False}, "p (τ = 0.5)"),
+                             ({"temperature": "1", "topK": "5", "greedy": False}, "p (top-5)")):
+            shown = self.driver.execute_async_script(EXPLORER_SAMPLE, rule)
+            digits = len(next(iter(printed[column].values())).split(".")[1])
+            bars = [(character, f"{p:.{digits}f}") for character, p in shown["bars"]]
+            expected = [(character, printed[column].get(character)) for character, _ in shown["bars"]]
+            if shown["state"] != "done" or not bars or bars != expected:
+                self.fail(page, f"{where}, {rule}: the bars {bars}, the native program prints {expected} ({column})")
+        shown = self.driver.execute_async_script(EXPLORER_SAMPLE, {"greedy": True})
+        if [bar[0] for bar in shown["bars"][:1]] != [printed["greedy"]] or shown["bars"][0][1] != 1:
+            self.fail(page, f"{where}, greedy: the bars {shown['bars']}, the native program's greedy choice is "
+                            f"{printed['greedy']!r}")
+        bars_seconds = time.monotonic() - started
+        self.driver.execute_async_script(EXPLORER_SAMPLE, {"temperature": printed["temperature"], "topK": "all",
+                                                           "greedy": False})
+        count = 8
+        drawn = self.driver.execute_async_script(EXPLORER_DRAW, printed["seed"], count)
+        expected = printed["prompt"] + printed["generated"][:count]
+        if drawn["drawn"] != count or drawn["text"].replace("\n", "/") != expected or \
+                f"{drawn['uniforms'][0]:.{len(printed['u'].split('.')[1])}f}" != printed["u"]:
+            self.fail(page, f"{where}: {drawn['drawn']} draws with seed {printed['seed']} give {drawn['text']!r} "
+                            f"(first u {drawn['uniforms'][:1]}), the native program {expected!r} (u = {printed['u']})")
+        with self.shared.lock:
+            self.shared.playground_facts.append(
+                f"{how}: the explorer on {page}: the bars of 5 rules in {bars_seconds:.2f} s and {count} draws in "
+                f"{drawn['ms'] / 1000:.2f} s, as the native program prints them")
+
+    def check_explorer_numbers(self, page, how):
+        """For each model the explorer offers, its weights on the panel's sequence repeated once: each head's
+        induction score (the mean, over the second copy's rows i, of the weight on i − p + 1) and the model's
+        first choices for the second copy, as the native program prints them for --load MODEL --sequence."""
+        where = f"({how}) the explorer's numbers"
+        root = self.driver.find_element("css selector", ".explorer[data-program]")
+        program = root.get_attribute("data-program")
+        sequence = EXPLORER_SEQUENCES.get(program)
+        if sequence is None:
+            self.fail(page, f"{where}: the check has no sequence for {program} (EXPLORER_SEQUENCES)")
+            return
+        models = Select(root.find_element("css selector", "select[id$='-model']"))
+        paths = [option.get_attribute("value") for option in models.options]
+        natives = {path: self.native(program, ["--load", path, "--sequence", sequence]) for path in paths}
+        for path in paths:
+            self.visit["files"].update(native_inputs(self.programs, program, ["--load", path, "--sequence", sequence]))
+        runs = self.explorer_state()["runs"]
+        self.driver.execute_script("const input = arguments[0].querySelector('input[type=text]');"
+                                   "input.value = arguments[1]; input.dispatchEvent(new Event('input'))",
+                                   root, sequence + sequence)
+        for path in paths:
+            if models.first_selected_option.get_attribute("value") != path:
+                models.select_by_value(path)
+            state = self.explorer_state(runs)
+            runs = state["runs"]
+            if state["state"] != "done":
+                self.fail(page, f"{where}: no result for {path} on {sequence + sequence!r} ({state['status']})")
+                continue
+            with self.timed("waiting for the native programs"):
+                status, text, _ = natives[path].result()
+            self.compare_explorer(page, f"{where}, {path}", sequence, status, text)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: the induction scores and first "
+                                                f"choices of {len(paths)} models compared with the native program's")
+
+    def compare_explorer(self, page, where, sequence, status, text):
+        """The explorer's weights and first bars on the sequence repeated once, against the native --sequence run."""
+        printed = {int(m.group(1)): m.group(2).split() for m in re.finditer(r"^layer (\d+)((?:\s+-?\d+\.\d+)+)$",
+                                                                               text, re.M)}
+        choices = re.search(r'^The model\'s first choices: "(.*)"$', text, re.M)
+        if status != 0 or not printed or not choices:
+            self.fail(page, f"{where}: the native program gave no induction scores ({status}): {text[:200]!r}")
+            return
+        p = len(sequence)
+        layers = sorted(printed)
+        shown = self.driver.execute_script(EXPLORER_ROWS, layers, list(range(p - 1, 2 * p)))
+        for layer in layers:
+            heads = shown[str(layer)]
+            scores = []
+            for h in range(len(heads)):
+                rows = heads[f"L{layer}H{h}"][1:]  # rows p … 2p − 1 (the first asked for is p − 1)
+                total = 0.0
+                for k, row in enumerate(rows):  # the order of induction_score()'s sum
+                    total += row[k + 1]  # row i = p + k, column i − p + 1 = k + 1
+                scores.append(f"{total / p:.{len(printed[layer][0].split('.')[1])}f}")
+            if scores != printed[layer]:
+                self.fail(page, f"{where}: layer {layer}'s induction scores from the page {scores}, the native "
+                                f"program prints {printed[layer]}")
+        top = "".join(shown["top"][:p])  # after rows p − 1 … 2p − 2
+        if top != choices.group(1):
+            self.fail(page, f"{where}: the first choices on the page {top!r}, the native program prints "
+                            f"{choices.group(1)!r}")
 
     def check_panel_figures(self, page, where, shown, status, figures):
         """The panel's figures after a run: the native program's, in the chapter's order, or marked stale."""
@@ -963,12 +1302,40 @@ class Check:
         self.desktop_pages()
 
 
-def panel_pages(book, pages):
-    """The pages that hold a "Try it here" panel."""
+def sampling_tables(text):
+    """What chapter 16's program prints for one step and the generated text: {"prompt", "temperature",
+    "seed", "u", "greedy", "generated" (the continuation, "/" for a new verse), "p" (the reader's rule) and
+    each column of the book's rules: {character: the printed digits}}, or None."""
+    labels = {"␣": " ", "\\n": "\n", "\\t": "\t"}
+    prompt = re.search(r"^Prompt: (.*)$", text, re.M)
+    rule = re.search(r"^One step with your rule \(τ = ([\d.]+), every character\)", text, re.M)
+    u = re.search(r"u = (\d+\.\d+)\.", text)
+    greedy = re.search(r"^The greedy choice, the largest logit: '(.+)'\.$", text, re.M)
+    continued = re.search(r"^The prompt continued \(.*seed (\d+)\),\n.*\n((?:  .*\n)+)", text, re.M)
+    book = re.search(r"^  char   p \(τ = 1\)   F \(τ = 1\)   p \(τ = 0\.5\)   p \(top-5\)\n((?:  .*\n)+)", text, re.M)
+    yours = re.search(r"^  char   logit       p       F\n((?:  .*\n)+)", text, re.M)
+    if not all((prompt, rule, u, greedy, continued, book, yours)):
+        return None
+    printed = {"prompt": prompt.group(1), "temperature": rule.group(1), "seed": int(continued.group(1)),
+               "u": u.group(1), "greedy": labels.get(greedy.group(1), greedy.group(1)),
+               "generated": "".join(line[2:] for line in continued.group(2).splitlines()).split("[", 1)[1]}
+    columns = {"p": {}, "p (τ = 1)": {}, "p (τ = 0.5)": {}, "p (top-5)": {}}
+    for line in yours.group(1).splitlines():
+        character, _, p, _ = line.split()
+        columns["p"][labels.get(character, character)] = p
+    for line in book.group(1).splitlines():
+        character, p1, _, p05, p5 = line.split()
+        for name, value in (("p (τ = 1)", p1), ("p (τ = 0.5)", p05), ("p (top-5)", p5)):
+            columns[name][labels.get(character, character)] = value
+    return {**printed, **columns}
+
+
+def panel_pages(book, pages, marker='class="playground"'):
+    """The pages that hold a "Try it here" panel (or, with another marker, an attention explorer)."""
     found = []
     for page in pages:
         with open(os.path.join(book, page), encoding="utf-8") as file:
-            if 'class="playground"' in file.read():
+            if marker in file.read():
                 found.append(page)
     return found
 
@@ -1009,6 +1376,7 @@ def run_checks(book, port, screenshots, deadline, programs, pages, browsers, axe
         shared.screenshot_pages.setdefault(PLAYGROUND_PAGE, []).append(("playground", "panel"))
     shared.desktop_queue = sorted(pages, key=lambda page: -os.path.getsize(os.path.join(book, page)))
     panels = panel_pages(book, pages)
+    shared.explorer_pages = panel_pages(book, pages, 'class="explorer"')
     desktop = Check(book, port, screenshots, deadline, programs, shared, panels, "desktop", axe_source)
     phone = Check(book, port, screenshots, deadline, programs, shared, panels, "phone", axe_source)
 

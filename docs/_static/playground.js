@@ -19,7 +19,8 @@
   'use strict';
 
   const script = document.currentScript;
-  const modules = script ? script.src.replace(/playground\.js([?#].*)?$/, 'playground/') : '_static/playground/';
+  const staticFolder = script ? script.src.replace(/playground\.js([?#].*)?$/, '') : '_static/';
+  const modules = staticFolder + 'playground/';
 
   // The common options, in the order of the command line's --help.
   const COMMON = [
@@ -91,6 +92,13 @@
       const info = program.describe();
       info.setup = program.bookSetup || {files: [], start: []};
       return info;
+    }
+    if (request.kind === 'explore') {  // the attention explorer (explorer.js): a JSON text
+      return program.explore(request.path, request.text, request.layer, request.head);
+    }
+    if (request.kind === 'sample') {  // chapter 16's sampler on one row of logits (explorer.js)
+      return program.sample(request.logits, request.temperature, request.topK, request.greedy, request.seed,
+                            request.draw);
     }
     if (request.kind === 'put') {
       for (const path of Object.keys(request.files)) program.put_file(path, request.files[path]);
@@ -409,8 +417,26 @@
     show();
   }
 
+  // The attention explorer of a page (explorer.js, loaded where a page has one) shares the program.
+  function startExplorers() {
+    const explorers = document.querySelectorAll('.explorer[data-program]');
+    if (!explorers.length) return;
+    const tag = element('script', {src: staticFolder + 'explorer.js', async: 'async'});
+    tag.onload = function () {
+      explorers.forEach(function (root) { window.BookExplorer.start(root, loadProgram); });
+    };
+    tag.onerror = function () {
+      explorers.forEach(function (root) {
+        root.dataset.state = 'unavailable';
+        root.replaceChildren(element('p', {text: 'The explorer could not be loaded here (_static/explorer.js).'}));
+      });
+    };
+    document.head.appendChild(tag);
+  }
+
   function startAll() {
     document.querySelectorAll('.playground[data-program]').forEach(start);
+    startExplorers();
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', startAll);
   else startAll();

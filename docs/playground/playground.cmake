@@ -63,6 +63,12 @@ book_playground_compile("${fmt_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/
 list(APPEND playground_library_objects "${fmt_object}")
 set(entry_object "${playground_dir}/obj/playground.o")
 book_playground_compile("${entry_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/playground.cpp")
+# The attention explorer's entry point (explorer.cpp), linked only into the modules of the chapters
+# whose page shows the explorer (docs/_static/explorer.js).
+set(explorer_object "${playground_dir}/obj/explorer.o")
+book_playground_compile("${explorer_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/explorer.cpp")
+set(playground_explorer_ch15-induction-head ON)
+set(playground_explorer_ch16-generating-text ON)
 
 # The files a chapter program reads that the build made: the macro its main.cpp names the
 # file by, the path the WebAssembly program reads it at (from the in-memory root, where a
@@ -83,7 +89,7 @@ set(playground_start_ch14-next-character --steps 50 --heads 2 --seed 7)  # its t
 set(playground_fields_ch14-next-character --steps --heads)
 set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --sequence "qzkvbjwmtfyhdgsp")
 set(playground_fields_ch15-induction-head --load --sequence)
-set(playground_reads_ch15-induction-head BOOK_CH15_MODEL)
+set(playground_reads_ch15-induction-head BOOK_CH15_MODEL BOOK_CH15_COPYING)  # the second for the explorer
 set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy --uncropped)
 # Chapter 16 reads chapter 15's copying model beside chapter 15's model (BOOK_CH15_MODEL + ".copying").
 set(playground_reads_ch16-generating-text BOOK_CH15_COPYING)
@@ -163,12 +169,16 @@ foreach(chapter IN LISTS BOOK_CHAPTERS)
   set(setup_script "${playground_dir}/obj/ch${chapter}-setup.js")
   file(CONFIGURE OUTPUT "${setup_script}" CONTENT "// The panel's setup (docs/playground/playground.cmake).\n${setup}};\n")
   set(module "${BOOK_PLAYGROUND_DIR}/playground/ch${chapter}.js")
+  set(entry_objects "${entry_object}")
+  if(playground_explorer_${program})
+    list(APPEND entry_objects "${explorer_object}")
+  endif()
   add_custom_command(
     OUTPUT "${module}"
-    COMMAND ${emxx} -O2 ${playground_exceptions} --bind "${entry_object}" "${object}" ${playground_library_objects}
+    COMMAND ${emxx} -O2 ${playground_exceptions} --bind ${entry_objects} "${object}" ${playground_library_objects}
             -sSINGLE_FILE=1 -sMODULARIZE=1 -sEXPORT_NAME=BookProgram -sALLOW_MEMORY_GROWTH=1
             -sENVIRONMENT=web,worker,node --pre-js "${setup_script}" -o "${module}"
-    DEPENDS "${entry_object}" "${object}" ${playground_library_objects} "${setup_script}"
+    DEPENDS ${entry_objects} "${object}" ${playground_library_objects} "${setup_script}"
     COMMENT "em++: linking the playground module ch${chapter}.js"
     VERBATIM)
   list(APPEND playground_modules "${module}")

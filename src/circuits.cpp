@@ -480,8 +480,8 @@ Matrix ov_circuit(const LanguageModel& model, std::size_t layer, std::size_t hea
     check_head(model, layer, head, "ov_circuit");
     const std::size_t width = model.shape.width / model.shape.heads;
     const AttentionLayer& weights = model.layers[layer];
-    Matrix w_value(model.shape.width, width);  // W_V^h: the head's columns of W_V
-    Matrix w_out(width, model.shape.width);    // W_O^h: the head's rows of W_O
+    Matrix w_value(model.shape.width, width);  // W_V^κ: the head's columns of W_V
+    Matrix w_out(width, model.shape.width);    // W_O^κ: the head's rows of W_O
     for (std::size_t r = 0; r < model.shape.width; ++r) {
         for (std::size_t c = 0; c < width; ++c) {
             w_value(r, c) = weights.w_value(r, head * width + c);
@@ -499,7 +499,7 @@ PathLogits path_logits(const LanguageModel& model, const std::vector<std::size_t
         throw std::invalid_argument(fmt::format("path_logits: a model of {} layers; the paths are cut for one layer",
                                                 model.layers.size()));
     }
-    const ForwardTrace trace = forward(model, tokens, window);  // for the weights A^h
+    const ForwardTrace trace = forward(model, tokens, window);  // for the weights A^κ
     const Matrix bigram = multiply(model.embedding, model.unembedding);  // W_E W_U
     const std::size_t vocabulary = bigram.cols();
     PathLogits paths{Matrix(tokens.size(), vocabulary), {}};

@@ -247,10 +247,10 @@ struct CopyScores {
 [[nodiscard]] CopyScores path_copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation& ablation,
                                           Path path);
 
-/// \brief A head's OV circuit read from the tokens to the logits, \f$ W_E W_V^h W_O^h W_U \f$,
+/// \brief A head's OV circuit read from the tokens to the logits, \f$ W_E W_V^\kappa W_O^\kappa W_U \f$,
 ///        \f$ d_{vocab} \times d_{vocab} \f$ (Elhage et al., 2021).
 ///
-/// \f$ W_V^h \f$ is head h's d/h columns of \f$ W_V \f$ and \f$ W_O^h \f$ its d/h rows of
+/// \f$ W_V^\kappa \f$ is head κ's d/h columns of \f$ W_V \f$ and \f$ W_O^\kappa \f$ its d/h rows of
 /// \f$ W_O \f$. Row a is what the head adds to the logits for each unit of weight it puts on a
 /// position holding character a, on the direct path (in a later layer, the position's own
 /// embedding, without what earlier layers wrote there).
@@ -262,10 +262,10 @@ struct CopyScores {
 [[nodiscard]] Matrix ov_circuit(const LanguageModel& model, std::size_t layer, std::size_t head);
 
 /// \brief A one-layer model's logits cut into Elhage et al.'s paths, exact without LayerNorm or
-///        MLP: \f$ Z = X W_U + \sum_h A^h X W_V^h W_O^h W_U \f$ with \f$ X \f$ the embedded tokens.
+///        MLP: \f$ Z = X W_U + \sum_\kappa A^\kappa X W_V^\kappa W_O^\kappa W_U \f$ with \f$ X \f$ the embedded tokens.
 struct PathLogits {
     Matrix direct;              ///< the direct path: row i is row \f$ t_i \f$ of \f$ W_E W_U \f$, the bigram table, N×V
-    std::vector<Matrix> heads;  ///< one per head: row i is \f$ \sum_j A^h_{ij} \f$ row \f$ t_j \f$ of ov_circuit(), N×V
+    std::vector<Matrix> heads;  ///< one per head: row i is \f$ \sum_j A^\kappa_{ij} \f$ row \f$ t_j \f$ of ov_circuit(), N×V
 };
 
 /// \brief The paths of a one-layer model's logits: the bigram table's row for each token, and each

@@ -270,7 +270,7 @@ TEST_CASE("Eigenvalues: triangular, rotation, complex pairs hidden by a reflecti
     CHECK_THROWS_AS(sa::eigenvalues(sa::Matrix{{1, NAN}, {0, 1}}), std::invalid_argument);
 }
 
-TEST_CASE("The OV circuit is W_E W_V^h W_O^h W_U, entry by entry; its copying measures on known tables",
+TEST_CASE("The OV circuit is W_E times one head's W_V and W_O times W_U, entry by entry; its copying measures on known tables",
           "[ch15][support]")
 {
     const sa::LanguageModel model = small_model(2);
@@ -333,7 +333,7 @@ TEST_CASE("One layer's logits are the bigram table's row plus each head's weight
                 bigram += model.embedding(tokens[i], k) * model.unembedding(k, c);
             }
             INFO("row " << i << ", logit " << c << ": no LayerNorm, no MLP, so Z = X W_U + C W_O W_U, and C W_O "
-                 "splits by heads into A^h X W_V^h W_O^h: the paths sum to the forward pass up to rounding");
+                 "splits by heads into A^κ X W_V^κ W_O^κ: the paths sum to the forward pass up to rounding");
             CHECK_THAT(paths.direct(i, c), WithinAbs(bigram, 1e-13));
             CHECK_THAT(paths.direct(i, c) + paths.heads[0](i, c) + paths.heads[1](i, c),
                        WithinAbs(trace.logits(i, c), 1e-12));
@@ -382,7 +382,7 @@ TEST_CASE("Mean ablation writes the head's mean output at every position: the me
                 shift += mean[c] * model.layers[1].w_out(head * 4 + c, k);
             }
             INFO("the last layer's output: X + C W_O with C_h replaced by its mean m; averaged over the same rows, "
-                 "Σ_r (m − C_h[r]) W_O^h = 0, so the stream's mean is the same; each row is the zeroed row + m W_O^h");
+                 "Σ_r (m − C_h[r]) W_O^κ = 0, so the stream's mean is the same; each row is the zeroed row + m W_O^κ");
             CHECK_THAT(after, WithinAbs(before, 1e-12));
             for (std::size_t r = 0; r < 24; ++r) {
                 CHECK_THAT(cut.stream(r, k), WithinAbs(zero.stream(r, k) + shift, 1e-12));

@@ -553,7 +553,7 @@ std::string paths_text(const sa::LanguageModel& one, const Data& data, int digit
         largest = std::fmax(largest, std::fabs(sum.data()[k] - logits.data()[k]));
     }
     return fmt::format("Chapter 14's one layer, its logits on the held-out windows cut into paths,\n"
-                       "  Z = X W_U + sum over its {} heads of A^h X W_V^h W_O^h W_U:\n"
+                       "  Z = X W_U + sum over its {} heads κ of A^κ X W_V^κ W_O^κ W_U:\n"
                        "  the largest difference from the forward pass's logits {:.1e};\n"
                        "  held-out loss, nats per character: the direct path alone (the bigram table W_E W_U) {:.{}f},\n"
                        "  all paths {:.{}f}.\n", paths.heads.size(), largest, mean_loss(paths.direct, data.held_out.targets),
@@ -664,7 +664,7 @@ std::string ov_text(const sa::LanguageModel& model, const Data& data, int digits
         first.push_back(copying.ranked_first);
         ratio.push_back(copying.eigenvalue_ratio);
     }
-    return fmt::format("Layer {}'s OV circuits W_E W_V^h W_O^h W_U on the {} letters: the share of letters whose own "
+    return fmt::format("Layer {}'s OV circuits W_E W_V^κ W_O^κ W_U on the {} letters: the share of letters whose own "
                        "logit\nis the largest of their row, and the eigenvalues' sum over the sum of their moduli:\n"
                        "                ", last, data.letters.size()) +
            head_header(model.shape.heads) + "ranked first    " + head_row(first, digits) + "eigenvalue ratio" +

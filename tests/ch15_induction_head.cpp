@@ -912,7 +912,8 @@ namespace {
 // A head's columns of C averaged over every row of a forward pass: computed here from the trace.
 std::vector<double> column_means(const sa::LanguageModel& model, const sa::Batch& batch, std::size_t head)
 {
-    const sa::Matrix& joined = sa::forward(model, batch.inputs, batch.window).layers[0].joined;
+    const sa::ForwardTrace trace = sa::forward(model, batch.inputs, batch.window);
+    const sa::Matrix& joined = trace.layers[0].joined;
     std::vector<double> mean(16, 0.0);
     for (std::size_t r = 0; r < joined.rows(); ++r) {
         for (std::size_t c = 0; c < 16; ++c) {
@@ -941,7 +942,7 @@ double direct_path_loss(const sa::LanguageModel& model, const sa::Batch& batch)
 
 }  // namespace
 
-TEST_CASE("The OV circuits, the mean ablation, one layer's paths and the fair control recomputed from the saved models",
+TEST_CASE("The OV circuits and mean ablation and one layer's paths and the fair control recomputed from the saved models",
           "[.ch15-run][support]")
 {
     const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);

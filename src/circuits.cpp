@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dense.hpp"
+#include "eigenvalues.hpp"
 #include "embedding.hpp"
 #include "exercise.hpp"
 #include "masking.hpp"
@@ -210,20 +211,46 @@ Matrix ablated_layer_forward(const AttentionLayer& layer, const Matrix& input, s
 }
 //< ablation
 
+namespace {
+
+// The ablated layer, its head's columns of C zeroed or, with a replacement, set to it in every row.
+Matrix replaced_layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads, std::size_t window,
+                              const HeadAblation& ablation, LayerTrace& trace)
+{
+    Matrix output = ablated_layer_forward(layer, input, heads, window, ablation.head, &trace);
+    if (ablation.replacement.empty()) {
+        return output;
+    }
+    const std::size_t width = input.cols() / heads;
+    for (std::size_t r = 0; r < trace.joined.rows(); ++r) {
+        for (std::size_t c = 0; c < width; ++c) {
+            trace.joined(r, ablation.head * width + c) = ablation.replacement[c];
+        }
+    }
+    output = multiply(trace.joined, layer.w_out);
+    add_in_place(output, input);  // X + C'' W_O
+    return output;
+}
+
+}  // namespace
+
 ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window,
                              const HeadAblation& ablation)
 {
-    if (ablation.layer >= model.layers.size() || ablation.head >= model.shape.heads) {
-        throw std::invalid_argument(fmt::format("ablated_forward: head {} of layer {}; the model has {} layers of {} "
-                                                "heads", ablation.head, ablation.layer, model.layers.size(),
-                                                model.shape.heads));
+    const std::size_t width = model.shape.width / std::max<std::size_t>(model.shape.heads, 1);
+    if (ablation.layer >= model.layers.size() || ablation.head >= model.shape.heads ||
+        (!ablation.replacement.empty() && ablation.replacement.size() != width)) {
+        throw std::invalid_argument(fmt::format("ablated_forward: head {} of layer {}, a replacement of {} values; the "
+                                                "model has {} layers of {} heads of {} features", ablation.head,
+                                                ablation.layer, ablation.replacement.size(), model.layers.size(),
+                                                model.shape.heads, width));
     }
     ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
     trace.stream = embed(model.embedding, tokens);
     for (std::size_t l = 0; l < model.layers.size(); ++l) {
         trace.stream = l == ablation.layer
-                           ? ablated_layer_forward(model.layers[l], trace.stream, model.shape.heads, window,
-                                                   ablation.head, &trace.layers[l])
+                           ? replaced_layer_forward(model.layers[l], trace.stream, model.shape.heads, window, ablation,
+                                                    trace.layers[l])
                            : layer_forward(model.layers[l], trace.stream, model.shape.heads, window, &trace.layers[l]);
     }
     trace.logits = multiply(trace.stream, model.unembedding);
@@ -416,5 +443,117 @@ std::vector<std::vector<double>> previous_token_scores(const LanguageModel& mode
     }
     return scores;
 }
+
+namespace {
+
+void check_head(const LanguageModel& model, std::size_t layer, std::size_t head, const char* name)
+{
+    if (layer >= model.layers.size() || head >= model.shape.heads) {
+        throw std::invalid_argument(fmt::format("{}: head {} of layer {}; the model has {} layers of {} heads", name,
+                                                head, layer, model.layers.size(), model.shape.heads));
+    }
+}
+
+}  // namespace
+
+std::vector<double> mean_head_output(const LanguageModel& model, const Batch& batch, std::size_t layer, std::size_t head)
+{
+    check_head(model, layer, head, "mean_head_output");
+    const ForwardTrace trace = forward(model, batch.inputs, batch.window);
+    const Matrix& joined = trace.layers[layer].joined;
+    const std::size_t width = model.shape.width / model.shape.heads;
+    std::vector<double> mean(width, 0.0);
+    for (std::size_t r = 0; r < joined.rows(); ++r) {
+        for (std::size_t c = 0; c < width; ++c) {
+            mean[c] += joined(r, head * width + c);
+        }
+    }
+    for (double& m : mean) {
+        m /= static_cast<double>(joined.rows());
+    }
+    return mean;
+}
+
+//> ov-circuit
+Matrix ov_circuit(const LanguageModel& model, std::size_t layer, std::size_t head)
+{
+    check_head(model, layer, head, "ov_circuit");
+    const std::size_t width = model.shape.width / model.shape.heads;
+    const AttentionLayer& weights = model.layers[layer];
+    Matrix w_value(model.shape.width, width);  // W_V^κ: the head's columns of W_V
+    Matrix w_out(width, model.shape.width);    // W_O^κ: the head's rows of W_O
+    for (std::size_t r = 0; r < model.shape.width; ++r) {
+        for (std::size_t c = 0; c < width; ++c) {
+            w_value(r, c) = weights.w_value(r, head * width + c);
+            w_out(c, r) = weights.w_out(head * width + c, r);
+        }
+    }
+    return multiply(multiply(multiply(model.embedding, w_value), w_out), model.unembedding);
+}
+//< ov-circuit
+
+//> path-logits
+PathLogits path_logits(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
+{
+    if (model.layers.size() != 1) {
+        throw std::invalid_argument(fmt::format("path_logits: a model of {} layers; the paths are cut for one layer",
+                                                model.layers.size()));
+    }
+    const ForwardTrace trace = forward(model, tokens, window);  // for the weights A^κ
+    const Matrix bigram = multiply(model.embedding, model.unembedding);  // W_E W_U
+    const std::size_t vocabulary = bigram.cols();
+    PathLogits paths{Matrix(tokens.size(), vocabulary), {}};
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        for (std::size_t c = 0; c < vocabulary; ++c) {
+            paths.direct(i, c) = bigram(tokens[i], c);
+        }
+    }
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const Matrix ov = ov_circuit(model, 0, h);
+        Matrix term(tokens.size(), vocabulary);
+        for (std::size_t w = 0; w * window < tokens.size(); ++w) {
+            const Matrix a = trace_attention(trace.layers[0], model.shape.heads, window, w)[h];
+            for (std::size_t i = 0; i < a.rows(); ++i) {
+                for (std::size_t j = 0; j <= i; ++j) {  // row i: the sum over j of A_ij times row t_j of the table
+                    for (std::size_t c = 0; c < vocabulary; ++c) {
+                        term(w * window + i, c) += a(i, j) * ov(tokens[w * window + j], c);
+                    }
+                }
+            }
+        }
+        paths.heads.push_back(std::move(term));
+    }
+    return paths;
+}
+//< path-logits
+
+//> ov-copying
+OvCopying ov_copying(const Matrix& circuit, const std::vector<std::size_t>& tokens)
+{
+    const std::size_t n = tokens.size();
+    if (circuit.rows() != circuit.cols() || n == 0 ||
+        std::any_of(tokens.begin(), tokens.end(), [&](std::size_t t) { return t >= circuit.rows(); })) {
+        throw std::invalid_argument(fmt::format("ov_copying: a table of {}×{} and {} tokens; expected a square table "
+                                                "and at least one token, each below its size", circuit.rows(),
+                                                circuit.cols(), n));
+    }
+    Matrix kept(n, n);
+    double first = 0.0;
+    for (std::size_t a = 0; a < n; ++a) {
+        std::size_t top = 0;
+        for (std::size_t b = 0; b < n; ++b) {
+            kept(a, b) = circuit(tokens[a], tokens[b]);
+            top = kept(a, b) > kept(a, top) ? b : top;
+        }
+        first += top == a ? 1.0 : 0.0;  // attending to a raises a's own logit most
+    }
+    double sum = 0.0, moduli = 0.0;
+    for (const std::complex<double>& lambda : eigenvalues(kept)) {
+        sum += lambda.real();  // the imaginary parts of a pair cancel
+        moduli += std::abs(lambda);
+    }
+    return {first / static_cast<double>(n), moduli > 0.0 ? sum / moduli : 0.0};
+}
+//< ov-copying
 
 }  // namespace sa

@@ -132,11 +132,25 @@ struct LetterMix {
 [[nodiscard]] Batch mixed_batch(const std::vector<std::size_t>& tokens, const std::vector<std::size_t>& letters,
                                 std::size_t count, std::size_t window, const LetterMix& mix, SplitMix64& generator);
 
-/// \brief Which head to silence: its output (its columns of C, before W_O) is set to 0.
+/// \brief Which head to silence: its output (its columns of C, before W_O) is set to 0, or, in
+///        ablated_forward() and copy_scores() with a replacement, to that row at every position.
 struct HeadAblation {
     std::size_t layer = 0;  ///< the layer, from 0
     std::size_t head = 0;   ///< the head, from 0
+    std::vector<double> replacement = {};  ///< empty: zero ablation; d/h values: what the head writes
+                                           ///< instead at every position (mean ablation, mean_head_output())
 };
+
+/// \brief A head's output averaged over every position of a batch: the mean of its d/h columns of
+///        C, the row that mean ablation writes in its place.
+/// \param model the model
+/// \param batch the windows, e.g. held-out text from even_batch()
+/// \param layer the layer, from 0
+/// \param head the head, from 0
+/// \return d/h means
+/// \throws std::invalid_argument if the layer or head does not exist
+[[nodiscard]] std::vector<double> mean_head_output(const LanguageModel& model, const Batch& batch, std::size_t layer,
+                                                   std::size_t head);
 
 /// \brief One layer with one head's output zeroed: \f$ Y = X + C' W_O \f$, where C' is C with
 ///        the head's d/h columns set to 0. Every other head's columns of C are computed exactly as
@@ -152,13 +166,15 @@ struct HeadAblation {
 [[nodiscard]] Matrix ablated_layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads,
                                            std::size_t window, std::size_t head, LayerTrace* trace);
 
-/// \brief forward() with one head's output zeroed in its layer; the other layers as in forward().
+/// \brief forward() with one head's output zeroed in its layer, or replaced by ablation.replacement
+///        at every position (\f$ Y = X + C'' W_O \f$, C'' holding the replacement in the head's
+///        columns); the other layers as in forward().
 /// \param model the model
 /// \param tokens the input tokens, windows of \p window one after another
 /// \param window the rows of each window
-/// \param ablation the head to zero
+/// \param ablation the head to zero or replace
 /// \return the trace
-/// \throws std::invalid_argument if the layer or head does not exist
+/// \throws std::invalid_argument if the layer or head does not exist, or a replacement is not d/h long
 [[nodiscard]] ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                            std::size_t window, const HeadAblation& ablation);
 
@@ -230,6 +246,56 @@ struct CopyScores {
 /// \throws std::invalid_argument as path_ablated_forward()
 [[nodiscard]] CopyScores path_copy_scores(const LanguageModel& model, const Batch& batch, const HeadAblation& ablation,
                                           Path path);
+
+/// \brief A head's OV circuit read from the tokens to the logits, \f$ W_E W_V^\kappa W_O^\kappa W_U \f$,
+///        \f$ d_{vocab} \times d_{vocab} \f$ (Elhage et al., 2021).
+///
+/// \f$ W_V^\kappa \f$ is head κ's d/h columns of \f$ W_V \f$ and \f$ W_O^\kappa \f$ its d/h rows of
+/// \f$ W_O \f$. Row a is what the head adds to the logits for each unit of weight it puts on a
+/// position holding character a, on the direct path (in a later layer, the position's own
+/// embedding, without what earlier layers wrote there).
+/// \param model the model
+/// \param layer the layer, from 0
+/// \param head the head, from 0
+/// \return the table, one row per character attended to, one column per logit
+/// \throws std::invalid_argument if the layer or head does not exist
+[[nodiscard]] Matrix ov_circuit(const LanguageModel& model, std::size_t layer, std::size_t head);
+
+/// \brief A one-layer model's logits cut into Elhage et al.'s paths, exact without LayerNorm or
+///        MLP: \f$ Z = X W_U + \sum_\kappa A^\kappa X W_V^\kappa W_O^\kappa W_U \f$ with \f$ X \f$ the embedded tokens.
+struct PathLogits {
+    Matrix direct;              ///< the direct path: row i is row \f$ t_i \f$ of \f$ W_E W_U \f$, the bigram table, N×V
+    std::vector<Matrix> heads;  ///< one per head: row i is \f$ \sum_j A^\kappa_{ij} \f$ row \f$ t_j \f$ of ov_circuit(), N×V
+};
+
+/// \brief The paths of a one-layer model's logits: the bigram table's row for each token, and each
+///        head's attention weights (from forward()) times its OV circuit's rows for the tokens attended
+///        to. Their sum is forward()'s logits up to rounding.
+/// \param model a model with one layer
+/// \param tokens the input tokens, windows of \p window one after another
+/// \param window the rows of each window
+/// \return the direct path and one term per head
+/// \throws std::invalid_argument if the model has more than one layer
+[[nodiscard]] PathLogits path_logits(const LanguageModel& model, const std::vector<std::size_t>& tokens,
+                                     std::size_t window);
+
+/// \brief How much an OV circuit copies, on a set of tokens (Elhage et al., 2021; Olsson et al., 2022).
+struct OvCopying {
+    double ranked_first = 0.0;    ///< the share of the tokens whose own logit is the largest of their row
+    double eigenvalue_ratio = 0.0;  ///< \f$ \sum_k \lambda_k / \sum_k |\lambda_k| \f$ over the eigenvalues of the
+                                    ///< restricted table: 1 when all are positive, −1 when all are negative
+};
+
+/// \brief An OV circuit restricted to some tokens' rows and columns, and how much it copies.
+///
+/// A head that copies raises the logit of the character it attends to: the restricted table has
+/// its largest entry of each row on the diagonal, and its eigenvalues are mostly positive. The
+/// eigenvalues are eigenvalues(); their sum is the table's trace, real.
+/// \param circuit from ov_circuit()
+/// \param tokens the rows and columns kept, e.g. letter_tokens(), at least one, each below the table's size
+/// \return the two measures
+/// \throws std::invalid_argument if the table is not square or a token is out of range
+[[nodiscard]] OvCopying ov_copying(const Matrix& circuit, const std::vector<std::size_t>& tokens);
 
 /// \brief Each head's previous_token_score() averaged over the windows of a text batch.
 /// \param model the model

@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
@@ -21,6 +23,7 @@
 #include "copying.hpp"
 #include "cross_entropy.hpp"
 #include "dense.hpp"
+#include "eigenvalues.hpp"
 #include "embedding.hpp"
 #include "helpers.hpp"
 #include "language_model.hpp"
@@ -181,6 +184,213 @@ TEST_CASE("The ablation zeroes one head's output and leaves every other head's o
     }
     CHECK_THROWS_AS(sa::ablated_forward(model, tokens, window, {2, 0}), std::invalid_argument);
     CHECK_THROWS_AS(sa::ablated_forward(model, tokens, window, {0, 2}), std::invalid_argument);
+}
+
+namespace {
+
+// Whether every expected eigenvalue is found once, each within a tolerance (the order is the algorithm's).
+void check_eigenvalues(const sa::Matrix& matrix, std::vector<std::complex<double>> expected, double tolerance)
+{
+    std::vector<std::complex<double>> found = sa::eigenvalues(matrix);
+    REQUIRE(found.size() == expected.size());
+    for (const std::complex<double>& lambda : expected) {
+        INFO("expected eigenvalue " << lambda.real() << " + " << lambda.imag() << "i");
+        const auto nearest = std::min_element(found.begin(), found.end(), [&](auto a, auto b) {
+            return std::abs(a - lambda) < std::abs(b - lambda);
+        });
+        REQUIRE(nearest != found.end());
+        CHECK(std::abs(*nearest - lambda) <= tolerance);
+        found.erase(nearest);
+    }
+}
+
+// P B P with P = I − 2vvᵀ/vᵀv, a reflection (its own inverse): similar to B, with B's eigenvalues.
+sa::Matrix reflected(const sa::Matrix& b, const std::vector<double>& v)
+{
+    const std::size_t n = b.rows();
+    double length = 0.0;
+    for (const double e : v) {
+        length += e * e;
+    }
+    sa::Matrix p(n, n);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < n; ++j) {
+            p(i, j) = (i == j ? 1.0 : 0.0) - 2.0 * v[i] * v[j] / length;
+        }
+    }
+    return sa::multiply(sa::multiply(p, b), p);
+}
+
+}  // namespace
+
+TEST_CASE("Hessenberg form: zeros below the subdiagonal, the trace and the Frobenius norm kept", "[ch15][support]")
+{
+    const sa::Matrix a{{4, 1, -2, 2}, {1, 2, 0, 1}, {-2, 0, 3, -2}, {2, 1, -2, -1}};
+    const sa::Matrix h = sa::hessenberg(a);
+    double trace_a = 0.0, trace_h = 0.0, norm_a = 0.0, norm_h = 0.0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        trace_a += a(i, i);
+        trace_h += h(i, i);
+        for (std::size_t j = 0; j < 4; ++j) {
+            norm_a += a(i, j) * a(i, j);
+            norm_h += h(i, j) * h(i, j);
+            if (i > j + 1) {
+                INFO("row " << i << ", column " << j << " lies below the first subdiagonal");
+                CHECK(h(i, j) == 0.0);
+            }
+        }
+    }
+    INFO("H = QᵀAQ with Q orthogonal: the trace (the eigenvalues' sum) and the sum of squares are kept");
+    CHECK_THAT(trace_h, WithinAbs(trace_a, 1e-12));
+    CHECK_THAT(norm_h, WithinAbs(norm_a, 1e-11));
+    CHECK_THROWS_AS(sa::hessenberg(sa::Matrix(2, 3)), std::invalid_argument);
+}
+
+TEST_CASE("Eigenvalues: triangular, rotation, complex pairs hidden by a reflection, a permutation's roots of unity",
+          "[ch15][support]")
+{
+    using C = std::complex<double>;
+    INFO("a triangular matrix: its diagonal");
+    check_eigenvalues(sa::Matrix{{2, 5, -1}, {0, -3, 4}, {0, 0, 0.5}}, {C(2), C(-3), C(0.5)}, 1e-12);
+    INFO("[[a, -b], [b, a]] turns and scales: a ± bi");
+    check_eigenvalues(sa::Matrix{{0.5, -2}, {2, 0.5}}, {C(0.5, 2), C(0.5, -2)}, 1e-12);
+    INFO("a block-diagonal matrix (1 ± 2i, 3 ± 0.5i, -4, 0.25) seen through a reflection: the same eigenvalues");
+    const sa::Matrix blocks{{1, -2, 0, 0, 0, 0},  {2, 1, 0, 0, 0, 0},    {0, 0, 3, 0.5, 0, 0},
+                            {0, 0, -0.5, 3, 0, 0}, {0, 0, 0, 0, -4, 0}, {0, 0, 0, 0, 0, 0.25}};
+    const sa::Matrix hidden = reflected(blocks, {1, -2, 0.5, 3, 1, -1});
+    check_eigenvalues(hidden, {C(1, 2), C(1, -2), C(3, 0.5), C(3, -0.5), C(-4), C(0.25)}, 1e-10);
+    INFO("the cyclic shift of 4 places, x^4 = 1: 1, i, -1, -i (a cycle that stalls a QR without shifts)");
+    check_eigenvalues(sa::Matrix{{0, 0, 0, 1}, {1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}},
+                      {C(1), C(0, 1), C(-1), C(0, -1)}, 1e-10);
+    INFO("the companion matrix of (x - 1)(x - 2)(x - 3) = x^3 - 6x^2 + 11x - 6: 1, 2, 3");
+    check_eigenvalues(sa::Matrix{{6, -11, 6}, {1, 0, 0}, {0, 1, 0}}, {C(1), C(2), C(3)}, 1e-9);
+    check_eigenvalues(sa::Matrix{{7}}, {C(7)}, 0.0);
+    CHECK(sa::eigenvalues(sa::Matrix()).empty());
+    CHECK_THROWS_AS(sa::eigenvalues(sa::Matrix(2, 3)), std::invalid_argument);
+    CHECK_THROWS_AS(sa::eigenvalues(sa::Matrix{{1, NAN}, {0, 1}}), std::invalid_argument);
+}
+
+TEST_CASE("The OV circuit is W_E times one head's W_V and W_O times W_U, entry by entry; its copying measures on known tables",
+          "[ch15][support]")
+{
+    const sa::LanguageModel model = small_model(2);
+    const std::size_t width = model.shape.width / model.shape.heads;
+    for (std::size_t layer = 0; layer < 2; ++layer) {
+        for (std::size_t head = 0; head < 2; ++head) {
+            const sa::Matrix ov = sa::ov_circuit(model, layer, head);
+            REQUIRE(ov.rows() == 10);
+            REQUIRE(ov.cols() == 10);
+            const sa::AttentionLayer& w = model.layers[layer];
+            for (std::size_t a = 0; a < 10; a += 3) {
+                for (std::size_t c = 0; c < 10; c += 2) {
+                    double sum = 0.0;  // Σ_k Σ_f Σ_g W_E[a,k] W_V[k, h·w + f] W_O[h·w + f, g] W_U[g, c]
+                    for (std::size_t k = 0; k < 8; ++k) {
+                        for (std::size_t f = head * width; f < (head + 1) * width; ++f) {
+                            for (std::size_t g = 0; g < 8; ++g) {
+                                sum += model.embedding(a, k) * w.w_value(k, f) * w.w_out(f, g) * model.unembedding(g, c);
+                            }
+                        }
+                    }
+                    INFO("layer " << layer << ", head " << head << ", row " << a << ", column " << c);
+                    CHECK_THAT(ov(a, c), WithinAbs(sum, 1e-12));
+                }
+            }
+        }
+    }
+    CHECK_THROWS_AS(sa::ov_circuit(model, 2, 0), std::invalid_argument);
+    CHECK_THROWS_AS(sa::ov_circuit(model, 0, 2), std::invalid_argument);
+    INFO("the identity copies: every letter first in its row, eigenvalues all 1, ratio 1");
+    const sa::Matrix identity{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    CHECK(sa::ov_copying(identity, {0, 1, 2}).ranked_first == 1.0);
+    CHECK_THAT(sa::ov_copying(identity, {0, 1, 2}).eigenvalue_ratio, WithinAbs(1.0, 1e-12));
+    INFO("its negative suppresses: no letter first (0 beats -1), eigenvalues all -1, ratio -1");
+    const sa::Matrix negative{{-1, 0, 0}, {0, -1, 0}, {0, 0, -1}};
+    CHECK(sa::ov_copying(negative, {0, 1, 2}).ranked_first == 0.0);
+    CHECK_THAT(sa::ov_copying(negative, {0, 1, 2}).eigenvalue_ratio, WithinAbs(-1.0, 1e-12));
+    INFO("tokens 0 and 2 of [[2, 9, 1], [9, 9, 9], [0, 9, -1]]: [[2, 1], [0, -1]], eigenvalues 2 and -1, ratio "
+         "(2 - 1)/(2 + 1) = 1/3; row 0 is topped by itself, row 1 by token 0: a share of 1/2");
+    const sa::OvCopying part = sa::ov_copying(sa::Matrix{{2, 9, 1}, {9, 9, 9}, {0, 9, -1}}, {0, 2});
+    CHECK(part.ranked_first == 0.5);
+    CHECK_THAT(part.eigenvalue_ratio, WithinAbs(1.0 / 3.0, 1e-12));
+    INFO("a turn by 90 degrees: eigenvalues ±i, whose sum is 0");
+    CHECK_THAT(sa::ov_copying(sa::Matrix{{0, -1}, {1, 0}}, {0, 1}).eigenvalue_ratio, WithinAbs(0.0, 1e-12));
+    CHECK_THROWS_AS(sa::ov_copying(identity, {0, 3}), std::invalid_argument);
+    CHECK_THROWS_AS(sa::ov_copying(identity, {}), std::invalid_argument);
+}
+
+TEST_CASE("One layer's logits are the bigram table's row plus each head's weights times its OV rows",
+          "[ch15][support]")
+{
+    const sa::LanguageModel model = small_model(1);
+    const std::vector<std::size_t> tokens = small_tokens(24);
+    const sa::ForwardTrace trace = sa::forward(model, tokens, 12);
+    const sa::PathLogits paths = sa::path_logits(model, tokens, 12);
+    REQUIRE(paths.heads.size() == 2);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        for (std::size_t c = 0; c < 10; ++c) {
+            double bigram = 0.0;  // W_E[t_i] · column c of W_U
+            for (std::size_t k = 0; k < 8; ++k) {
+                bigram += model.embedding(tokens[i], k) * model.unembedding(k, c);
+            }
+            INFO("row " << i << ", logit " << c << ": no LayerNorm, no MLP, so Z = X W_U + C W_O W_U, and C W_O "
+                 "splits by heads into A^κ X W_V^κ W_O^κ: the paths sum to the forward pass up to rounding");
+            CHECK_THAT(paths.direct(i, c), WithinAbs(bigram, 1e-13));
+            CHECK_THAT(paths.direct(i, c) + paths.heads[0](i, c) + paths.heads[1](i, c),
+                       WithinAbs(trace.logits(i, c), 1e-12));
+        }
+    }
+    INFO("a head whose W_O rows are 0 adds nothing: its path is 0");
+    sa::LanguageModel quiet = model;
+    for (std::size_t r = 0; r < 4; ++r) {
+        for (std::size_t c = 0; c < 8; ++c) {
+            quiet.layers[0].w_out(r, c) = 0.0;
+        }
+    }
+    const sa::PathLogits without = sa::path_logits(quiet, tokens, 12);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        CHECK(without.heads[0](i, 3) == 0.0);
+    }
+    CHECK_THROWS_AS(sa::path_logits(small_model(2), tokens, 12), std::invalid_argument);
+}
+
+TEST_CASE("Mean ablation writes the head's mean output at every position: the mean of the stream is unchanged",
+          "[ch15][support]")
+{
+    const sa::LanguageModel model = small_model(2);
+    const std::vector<std::size_t> tokens = small_tokens(24);
+    const sa::Batch batch{tokens, tokens, 12};
+    const sa::ForwardTrace whole = sa::forward(model, tokens, 12);
+    for (std::size_t head = 0; head < 2; ++head) {
+        const std::vector<double> mean = sa::mean_head_output(model, batch, 1, head);
+        REQUIRE(mean.size() == 4);
+        for (std::size_t c = 0; c < 4; ++c) {
+            double total = 0.0;
+            for (std::size_t r = 0; r < 24; ++r) {
+                total += whole.layers[1].joined(r, head * 4 + c);
+            }
+            CHECK_THAT(mean[c], WithinAbs(total / 24.0, 1e-14));
+        }
+        const sa::ForwardTrace cut = sa::ablated_forward(model, tokens, 12, {1, head, mean});
+        const sa::ForwardTrace zero = sa::ablated_forward(model, tokens, 12, {1, head});
+        for (std::size_t k = 0; k < 8; ++k) {
+            double before = 0.0, after = 0.0, shift = 0.0;
+            for (std::size_t r = 0; r < 24; ++r) {
+                before += whole.stream(r, k) / 24.0;
+                after += cut.stream(r, k) / 24.0;
+            }
+            for (std::size_t c = 0; c < 4; ++c) {
+                shift += mean[c] * model.layers[1].w_out(head * 4 + c, k);
+            }
+            INFO("the last layer's output: X + C W_O with C_h replaced by its mean m; averaged over the same rows, "
+                 "Σ_r (m − C_h[r]) W_O^κ = 0, so the stream's mean is the same; each row is the zeroed row + m W_O^κ");
+            CHECK_THAT(after, WithinAbs(before, 1e-12));
+            for (std::size_t r = 0; r < 24; ++r) {
+                CHECK_THAT(cut.stream(r, k), WithinAbs(zero.stream(r, k) + shift, 1e-12));
+            }
+        }
+    }
+    CHECK_THROWS_AS(sa::ablated_forward(model, tokens, 12, {1, 0, {1.0, 2.0}}), std::invalid_argument);
+    CHECK_THROWS_AS(sa::mean_head_output(model, batch, 2, 0), std::invalid_argument);
 }
 
 TEST_CASE("letter_tokens: A to Z and a to z, and none of their ASCII neighbours", "[ch15][support]")
@@ -611,8 +821,8 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     for (std::size_t h = 0; h < 4; ++h) {
         const sa::HeadAblation ablation{0, h};
         cut.push_back(sa::copy_scores(model, test, &ablation));
-        CHECK_THAT(output, Contains(fmt::format("  head {}     {:>20.3f}  {:>16.3f}\n", h,
-                                                top(cut[h].induction[1]), cut[h].second_copy_loss)));
+        INFO("the row's zero-ablation score; the whole row, with the mean ablations, in the next test");
+        CHECK_THAT(output, Contains(fmt::format("  head {}     {:>6.3f}  ", h, top(cut[h].induction[1]))));
         if (top(cut[h].induction[1]) < lowest) {
             lowest = top(cut[h].induction[1]);
             needed = h;
@@ -645,9 +855,13 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
         const double rise = cut[h].second_copy_loss - whole.second_copy_loss;
         ablation = ablation && (h == needed ? drop >= 0.75 && rise >= 1.0 : drop < 0.25 && rise < 1.0 / 3.0);
     }
-    const bool control_goal = top(control_scores.induction[0]) < 0.1 &&
-                              std::fabs(control_scores.second_copy_loss - control_scores.first_copy_loss) <=
-                                  0.1 * control_scores.first_copy_loss;
+    INFO("the goal's control is the fair one: one layer trained with the same mix, steps and seed");
+    const sa::LanguageModel one_layer = saved_model(std::string(BOOK_CH15_MODEL) + ".one-layer");
+    REQUIRE(one_layer.layers.size() == 1);
+    const sa::CopyScores one_scores = sa::copy_scores(one_layer, test, nullptr);
+    const bool control_goal = top(one_scores.induction[0]) < 0.1 &&
+                              std::fabs(one_scores.second_copy_loss - one_scores.first_copy_loss) <=
+                                  0.1 * one_scores.first_copy_loss;
     CHECK_THAT(output, Contains("second copy at most 1 nat" + verdict(induction)));
     CHECK_THAT(output, Contains("at least the best without copying" + verdict(whole.first_copy_loss >= floor)));
     CHECK_THAT(output, Contains("less than a third of that" + verdict(ablation)));
@@ -671,9 +885,10 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     INFO("... and on 24 letters, a period it never counts back by: the head matches letters, not places");
     CHECK(top(model_24.induction[1]) >= 0.4);
     CHECK(model_24.second_copy_loss <= 1.0);
-    INFO("text alone grows no such head, and one layer has none");
+    INFO("text alone grows no such head, and one layer has none, with the mix or without");
     CHECK(top(plain_scores.induction[1]) < 0.1);
     CHECK(control_goal);
+    CHECK(top(control_scores.induction[0]) < 0.1);
     // Step 0: the random start, drawn again from the seed, scored as the program scores it.
     sa::SplitMix64 generator(2017);
     const sa::LanguageModel start = sa::random_model({63, 64, 4, 2, 64}, generator);
@@ -688,7 +903,136 @@ TEST_CASE("The chapter's printed numbers and goals recomputed from the saved mod
     REQUIRE(last != std::string::npos);
     const std::string line = output.substr(last + 1, output.find('\n', last + 1) - last);
     CHECK_THAT(line, Catch::Matchers::EndsWith(fmt::format("  {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));
-    CHECK_THAT(output, Contains(fmt::format("  none       {:>20.3f}  {:>16.3f}\n", score, whole.second_copy_loss)));
+    CHECK_THAT(output, Contains(fmt::format("  none       {:>6.3f}                     {:>6.3f}\n", score,
+                                            whole.second_copy_loss)));
+}
+
+namespace {
+
+// A head's columns of C averaged over every row of a forward pass: computed here from the trace.
+std::vector<double> column_means(const sa::LanguageModel& model, const sa::Batch& batch, std::size_t head)
+{
+    const sa::ForwardTrace trace = sa::forward(model, batch.inputs, batch.window);
+    const sa::Matrix& joined = trace.layers[0].joined;
+    std::vector<double> mean(16, 0.0);
+    for (std::size_t r = 0; r < joined.rows(); ++r) {
+        for (std::size_t c = 0; c < 16; ++c) {
+            mean[c] += joined(r, head * 16 + c) / static_cast<double>(joined.rows());
+        }
+    }
+    return mean;
+}
+
+// The mean loss of the bigram table W_E W_U on a batch, each logit a dot product of a row of W_E and a column of W_U.
+double direct_path_loss(const sa::LanguageModel& model, const sa::Batch& batch)
+{
+    double total = 0.0;
+    const std::size_t vocabulary = model.unembedding.cols();
+    for (std::size_t i = 0; i < batch.inputs.size(); ++i) {
+        sa::Matrix logits(1, vocabulary);
+        for (std::size_t c = 0; c < vocabulary; ++c) {
+            for (std::size_t k = 0; k < model.shape.width; ++k) {
+                logits(0, c) += model.embedding(batch.inputs[i], k) * model.unembedding(k, c);
+            }
+        }
+        total += sa::row_losses(logits, {batch.targets[i]}).front();
+    }
+    return total / static_cast<double>(batch.inputs.size());
+}
+
+}  // namespace
+
+TEST_CASE("The OV circuits and mean ablation and one layer's paths and the fair control recomputed from the saved models",
+          "[.ch15-run][support]")
+{
+    const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(helpers::read_all(BOOK_KJV_TRAINING));
+    const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
+    const sa::Batch measured = sa::even_batch(held_out, 128, 64);
+    const sa::LanguageModel model = saved_model(BOOK_CH15_MODEL);
+    const std::vector<std::size_t> letters = sa::letter_tokens(vocabulary);
+    sa::SplitMix64 test_generator(2018);
+    const sa::Batch test = sa::repeated_batch(letters, 16, 32, test_generator);
+    // Layer 1's OV circuits on the letters. The ratio's numerator, the eigenvalues' sum, is the trace.
+    std::vector<double> first, ratio;
+    for (std::size_t h = 0; h < 4; ++h) {
+        const sa::Matrix ov = sa::ov_circuit(model, 1, h);
+        sa::Matrix kept(51, 51);
+        double trace = 0.0, own = 0.0;
+        for (std::size_t a = 0; a < 51; ++a) {
+            bool largest = true;
+            for (std::size_t b = 0; b < 51; ++b) {
+                kept(a, b) = ov(letters[a], letters[b]);
+                largest = largest && (b == a || ov(letters[a], letters[b]) < ov(letters[a], letters[a]));
+            }
+            trace += kept(a, a);
+            own += largest ? 1.0 : 0.0;
+        }
+        double moduli = 0.0;
+        for (const std::complex<double>& lambda : sa::eigenvalues(kept)) {
+            moduli += std::abs(lambda);
+        }
+        first.push_back(own / 51.0);
+        ratio.push_back(trace / moduli);
+        INFO("head " << h << ": Σλ = trace; the library's ratio sums the eigenvalues themselves");
+        CHECK_THAT(sa::ov_copying(ov, letters).eigenvalue_ratio, WithinAbs(trace / moduli, 1e-9));
+    }
+    CHECK_THAT(output, Contains("ranked first    " + row(first)));
+    CHECK_THAT(output, Contains("eigenvalue ratio" + row(ratio)));
+    INFO("what the chapter claims: the induction head (layer 1 head 1) copies, ranking most letters first, its "
+         "eigenvalues nearly all positive; heads 0 and 2 suppress, their eigenvalues mostly negative");
+    CHECK(first[1] >= 0.8);
+    CHECK(ratio[1] > 0.9);
+    CHECK(ratio[0] < -0.5);
+    CHECK(ratio[2] < -0.5);
+    // Zero and mean ablation, each layer-0 head's row; the means computed here from the forward pass.
+    for (std::size_t h = 0; h < 4; ++h) {
+        const sa::HeadAblation zero{0, h};
+        const sa::HeadAblation text{0, h, column_means(model, measured, h)};
+        const sa::HeadAblation on_letters{0, h, column_means(model, test, h)};
+        const sa::CopyScores z = sa::copy_scores(model, test, &zero);
+        const sa::CopyScores t = sa::copy_scores(model, test, &text);
+        const sa::CopyScores l = sa::copy_scores(model, test, &on_letters);
+        CHECK_THAT(output, Contains(fmt::format("  head {}     {:>6.3f}  {:>6.3f}   {:>6.3f}    {:>6.3f}  {:>6.3f}   {:>6.3f}\n",
+                                                h, top(z.induction[1]), top(t.induction[1]), top(l.induction[1]),
+                                                z.second_copy_loss, t.second_copy_loss, l.second_copy_loss)));
+        if (h == 0) {
+            INFO("what the chapter claims of head 0, which the circuit does not use: zeroing it costs more than "
+                 "writing its mean on the letters, and writing its mean on text costs most of all");
+            CHECK(l.second_copy_loss < z.second_copy_loss);
+            CHECK(z.second_copy_loss < t.second_copy_loss);
+        }
+    }
+    // Chapter 14's one layer cut into paths: the direct path's loss from dot products, all paths' = the forward pass's.
+    const sa::LanguageModel control = saved_model(BOOK_CH14_MODEL);
+    CHECK_THAT(output, Contains("(the bigram table W_E W_U) " + three(direct_path_loss(control, measured)) +
+                                ",\n  all paths " + three(sa::evaluate(control, measured)) + "."));
+    const std::size_t at = output.find("forward pass's logits ");
+    REQUIRE(at != std::string::npos);
+    INFO("the paths and the forward pass differ by rounding alone");
+    CHECK(std::stod(output.substr(at + 22, 8)) < 1e-12);
+    // Layer-0 head 1 on held-out text: its weight on the previous character by the current character's kind.
+    double weight[3] = {0.0, 0.0, 0.0}, rows[3] = {0.0, 0.0, 0.0};
+    for (std::size_t w = 0; w < 128; ++w) {
+        const std::vector<std::size_t> window(measured.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64),
+                                              measured.inputs.begin() + static_cast<std::ptrdiff_t>(w * 64 + 64));
+        const sa::Matrix a = sa::head_attention(model, 0, window)[1];
+        for (std::size_t i = 1; i < 64; ++i) {
+            const char c = vocabulary.characters[window[i]];
+            const std::size_t kind = c == ' ' ? 0 : c == '.' ? 1 : 2;
+            if (kind < 2 || std::isalpha(static_cast<unsigned char>(c))) {
+                weight[kind] += a(i, i - 1);
+                rows[kind] += 1.0;
+            }
+        }
+    }
+    CHECK_THAT(output, Contains(fmt::format("previous character: at a space {:.3f},\n  at a full stop {:.3f}, at a letter "
+                                            "{:.3f}.", weight[0] / rows[0], weight[1] / rows[1], weight[2] / rows[2])));
+    // The fair control: one layer, the letters mix, the same steps and seed.
+    const sa::CopyScores one = sa::copy_scores(saved_model(std::string(BOOK_CH15_MODEL) + ".one-layer"), test, nullptr);
+    CHECK_THAT(output, Contains(fmt::format("(the letters mix, the same steps and seed):\n  best induction score {:.3f}; "
+                                            "first copy {:.3f} nats, second copy {:.3f} nats.", top(one.induction[0]),
+                                            one.first_copy_loss, one.second_copy_loss)));
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Chapter 15, Two layers: the induction head. Chapter 14's model with a second layer, trained on
 // the King James text with and without repeated random letters in the mix; the circuit that
 // copies is found, scored, ablated and compared with one layer.
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "circuits.hpp"
 #include "copying.hpp"
 #include "cli.hpp"
+#include "dense.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
 #include "safetensors.hpp"
@@ -208,6 +210,7 @@ struct Runs {
     Run plain;    // the same model on text alone
     Run copying;  // two heads of 32: the letters mix, then repeated text
     Run control;  // the chapter's model, then the same second phase
+    Run one_layer;  // the fair control: one layer, the letters mix, the same steps and seed
 };
 
 // Every training of the chapter: four chains of runs on the cores.
@@ -221,7 +224,12 @@ Runs train_all(const sa::ModelShape& shape, const Data& data, std::size_t steps,
                       runs.mixed = train(shape, data, letter_mix, steps, seed, true);
                       runs.control = train_on(runs.mixed.trainer, data, copy_steps, seed + 3);
                   },
-                  [&] { runs.plain = train(shape, data, {}, steps, seed, false); },  // only its end is measured
+                  [&] {
+                      runs.plain = train(shape, data, {}, steps, seed, false);  // only its end is measured
+                      sa::ModelShape one = shape;
+                      one.layers = 1;
+                      runs.one_layer = train(one, data, letter_mix, steps, seed, false);
+                  },
                   [&] {
                       const Run letters = train(two_heads, data, letter_mix, steps, seed, false);
                       runs.copying = train_on(letters.trainer, data, copy_steps, seed + 3);  // the same windows
@@ -308,17 +316,27 @@ std::string circuit_text(const sa::CopyScores& scores, std::size_t heads, std::s
 std::string ablation_text(const sa::LanguageModel& model, const Data& data, const sa::CopyScores& whole,
                           std::size_t& needed, int digits)
 {
-    std::string text = fmt::format("Ablation: each layer-0 head's output zeroed in turn.\n"
-                                   "  zeroed     best induction score  second-copy loss\n"
-                                   "  none       {:>20.{}f}  {:>16.{}f}\n",
-                                   best(whole.induction.back()), digits, whole.second_copy_loss, digits);
+    std::string text = fmt::format("Ablation: each layer-0 head's output zeroed in turn (zero), or replaced at every "
+                                   "position by its mean\nover the {} positions of the held-out windows (text) or the {} "
+                                   "of the test sequences (letters).\n"
+                                   "             best induction score         second-copy loss\n"
+                                   "  removed      zero    text  letters      zero    text  letters\n"
+                                   "  none       {:>6.{}f}                     {:>6.{}f}\n", data.held_out.inputs.size(),
+                                   data.test.inputs.size(), best(whole.induction.back()), digits,
+                                   whole.second_copy_loss, digits);
     double lowest = 2.0;
     for (std::size_t h = 0; h < model.shape.heads; ++h) {
         const sa::HeadAblation ablation{0, h};
         const sa::CopyScores scores = sa::copy_scores(model, data.test, &ablation);
+        const sa::HeadAblation text_mean{0, h, sa::mean_head_output(model, data.held_out, 0, h)};
+        const sa::CopyScores on_text = sa::copy_scores(model, data.test, &text_mean);
+        const sa::HeadAblation letters_mean{0, h, sa::mean_head_output(model, data.test, 0, h)};
+        const sa::CopyScores on_letters = sa::copy_scores(model, data.test, &letters_mean);
         const double score = best(scores.induction.back());
-        text += fmt::format("  head {}     {:>20.{}f}  {:>16.{}f}\n", h, score, digits, scores.second_copy_loss,
-                            digits);
+        text += fmt::format("  head {}     {:>6.{}f}  {:>6.{}f}   {:>6.{}f}    {:>6.{}f}  {:>6.{}f}   {:>6.{}f}\n", h, score,
+                            digits, best(on_text.induction.back()), digits, best(on_letters.induction.back()), digits,
+                            scores.second_copy_loss, digits, on_text.second_copy_loss, digits,
+                            on_letters.second_copy_loss, digits);
         if (score < lowest) {
             lowest = score;
             needed = h;
@@ -368,6 +386,13 @@ void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const 
                                          needed),
                     .values = sa::head_attention(model, 0, tokens)[needed], .row_labels = labels,
                     .col_labels = labels, .precision = 1, .scale_label = "weight"});
+    const std::vector<std::size_t> text(data.held_out.inputs.begin(),
+                                        data.held_out.inputs.begin() + static_cast<std::ptrdiff_t>(context));
+    const std::vector<std::string> text_labels = letter_labels(vocabulary, text);
+    report.heatmap("previous-token-head-text.svg",
+                   {.title = fmt::format("Layer 0 head {} on the first held-out window of text", needed),
+                    .values = sa::head_attention(model, 0, text)[needed], .row_labels = text_labels,
+                    .col_labels = text_labels, .precision = 1, .scale_label = "weight"});
 }
 
 sa::LinePlot phase_plot(const Run& run)
@@ -460,6 +485,7 @@ struct Comparison {
     sa::CopyScores plain;         // what the model without the mix does on repeated letters
     bool has_control = false;     // chapter 14's model was found, trained on this text
     sa::CopyScores control;       // chapter 14's one-layer model, trained on text alone
+    sa::CopyScores one_layer;     // the fair control: one layer trained as this model, with the mix
 };
 
 // Chapter 14's saved model, the one-layer control: the build saves it after chapter 14's run. Only
@@ -495,20 +521,56 @@ std::string comparison_text(const Comparison& c, int digits)
         text += "The one-layer control, chapter 14's saved model: not here (it is made by chapter 14's run, on the "
                 "King James text).\n";
     }
+    text += fmt::format("The one-layer control trained as this model (the letters mix, the same steps and seed):\n"
+                        "  best induction score {:.{}f}; first copy {:.{}f} nats, second copy {:.{}f} nats.\n",
+                        best(c.one_layer.induction.back()), digits, c.one_layer.first_copy_loss, digits,
+                        c.one_layer.second_copy_loss, digits);
     return text + fmt::format("Held-out text, nats per character: with the mix {:.{}f}, without {:.{}f}; "
                               "difference {:.{}f}.\n", c.held_out_mixed, digits, c.held_out_plain, digits,
                               c.held_out_mixed - c.held_out_plain, digits);
 }
 
-// The model with the mix against the one without and the one-layer control, when there is one.
-std::string compare(const sa::LanguageModel& model, const sa::LanguageModel& plain, const Data& data,
+// The mean of a loss per row.
+double mean_loss(const sa::Matrix& logits, const std::vector<std::size_t>& targets)
+{
+    double total = 0.0;
+    for (const double loss : sa::row_losses(logits, targets)) {
+        total += loss;
+    }
+    return total / static_cast<double>(targets.size());
+}
+
+// A one-layer model's logits on the held-out windows cut into Elhage et al.'s paths, checked against the forward pass.
+std::string paths_text(const sa::LanguageModel& one, const Data& data, int digits)
+{
+    const sa::PathLogits paths = sa::path_logits(one, data.held_out.inputs, context);
+    const sa::Matrix logits = sa::forward(one, data.held_out.inputs, context).logits;
+    sa::Matrix sum = paths.direct;
+    for (const sa::Matrix& head : paths.heads) {
+        sa::add_in_place(sum, head);
+    }
+    double largest = 0.0;
+    for (std::size_t k = 0; k < sum.rows() * sum.cols(); ++k) {
+        largest = std::fmax(largest, std::fabs(sum.data()[k] - logits.data()[k]));
+    }
+    return fmt::format("Chapter 14's one layer, its logits on the held-out windows cut into paths,\n"
+                       "  Z = X W_U + sum over its {} heads κ of A^κ X W_V^κ W_O^κ W_U:\n"
+                       "  the largest difference from the forward pass's logits {:.1e};\n"
+                       "  held-out loss, nats per character: the direct path alone (the bigram table W_E W_U) {:.{}f},\n"
+                       "  all paths {:.{}f}.\n", paths.heads.size(), largest, mean_loss(paths.direct, data.held_out.targets),
+                       digits, mean_loss(sum, data.held_out.targets), digits);
+}
+
+// The model with the mix against the one without and the one-layer controls.
+std::string compare(const sa::LanguageModel& model, const Runs& runs, const Data& data,
                     const std::optional<sa::LanguageModel>& control, Comparison& c, int digits)
 {
-    c = {sa::evaluate(model, data.held_out), sa::evaluate(plain, data.held_out),
-         sa::copy_scores(plain, data.test, nullptr), control.has_value(),
-         control ? sa::copy_scores(*control, data.test, nullptr) : sa::CopyScores{}};
+    c = {sa::evaluate(model, data.held_out), sa::evaluate(runs.plain.model, data.held_out),
+         sa::copy_scores(runs.plain.model, data.test, nullptr), control.has_value(),
+         control ? sa::copy_scores(*control, data.test, nullptr) : sa::CopyScores{},
+         sa::copy_scores(runs.one_layer.model, data.test, nullptr)};
     return comparison_text(c, digits) + (control ? "The one-layer control" + shorter_text(*control, data, digits) : "") +
-           "\n";
+           (control ? "\n" + paths_text(*control, data, digits) : "") + "\n";
 }
 
 struct Goals {
@@ -517,7 +579,7 @@ struct Goals {
     bool ablation = false;   // the needed head: score cut >= 75 %, second copy +1 nat; each other head
                              // changes both by less than a third of that
     bool previous = false;   // a layer-0 head scores >= 0.35 on held-out text
-    bool control = false;    // chapter 14's one layer: best score < 0.1, second copy within 10 % of the first
+    bool control = false;    // one layer with the mix: best score < 0.1, second copy within 10 % of the first
     bool held_out = false;   // the mix costs at most 0.1 nats per character on held-out text
 };
 
@@ -538,9 +600,9 @@ Goals check_goals(const sa::LanguageModel& model, const Data& data, const sa::Co
     }
     goals.previous = best(text_previous) >= 0.35;
     if (c != nullptr) {  // trained here, not loaded: the model without the mix exists
-        goals.control = c->has_control && best(c->control.induction.back()) < 0.1 &&
-                        std::fabs(c->control.second_copy_loss - c->control.first_copy_loss) <=
-                            0.1 * c->control.first_copy_loss;
+        goals.control = best(c->one_layer.induction.back()) < 0.1 &&
+                        std::fabs(c->one_layer.second_copy_loss - c->one_layer.first_copy_loss) <=
+                            0.1 * c->one_layer.first_copy_loss;
         goals.held_out = c->held_out_mixed - c->held_out_plain <= 0.1;
     }
     return goals;
@@ -557,9 +619,9 @@ std::string goals_text(const Goals& g, const Comparison* c)
                                    verdict(g.induction), verdict(g.first_copy), verdict(g.ablation),
                                    verdict(g.previous));
     if (c != nullptr) {
-        text += fmt::format("  one-layer control: best score below 0.1, second copy within 10 % of the first: {}\n"
-                            "  held-out text: the mix costs at most 0.1 nats per character: {}\n",
-                            c->has_control ? verdict(g.control) : "not measured", verdict(g.held_out));
+        text += fmt::format("  one-layer control with the mix: best score below 0.1, second copy within 10 % of the "
+                            "first: {}\n  held-out text: the mix costs at most 0.1 nats per character: {}\n",
+                            verdict(g.control), verdict(g.held_out));
     }
     return text;
 }
@@ -576,7 +638,8 @@ void save_models(const std::string& path, const sa::Vocabulary& vocabulary, cons
         save_model(runs->plain.model, vocabulary, path + ".without-mix");
         save_model(runs->copying.model, vocabulary, path + ".copying");
         save_model(runs->control.model, vocabulary, path + ".copying-control");
-        saved += fmt::format(", {0}.without-mix, {0}.copying and {0}.copying-control", path);
+        save_model(runs->one_layer.model, vocabulary, path + ".one-layer");
+        saved += fmt::format(", {0}.without-mix, {0}.copying, {0}.copying-control and {0}.one-layer", path);
     }
     // The note goes to stderr, so that the output with --save is the output without it.
     std::fprintf(stderr, "ch15-induction-head: note: saved %s\n", saved.c_str());
@@ -592,6 +655,49 @@ std::string corpus_text(const sa::Corpus& corpus, const Data& data, const sa::Vo
                        seed + 1, held_out_windows, context);
 }
 
+// The last layer's OV circuits on the letters: how much each head copies the letter it attends to.
+std::string ov_text(const sa::LanguageModel& model, const Data& data, int digits)
+{
+    const std::size_t last = model.layers.size() - 1;
+    std::vector<double> first, ratio;
+    for (std::size_t h = 0; h < model.shape.heads; ++h) {
+        const sa::OvCopying copying = sa::ov_copying(sa::ov_circuit(model, last, h), data.letters);
+        first.push_back(copying.ranked_first);
+        ratio.push_back(copying.eigenvalue_ratio);
+    }
+    return fmt::format("Layer {}'s OV circuits W_E W_V^κ W_O^κ W_U on the {} letters: the share of letters whose own "
+                       "logit\nis the largest of their row, and the eigenvalues' sum over the sum of their moduli:\n"
+                       "                ", last, data.letters.size()) +
+           head_header(model.shape.heads) + "ranked first    " + head_row(first, digits) + "eigenvalue ratio" +
+           head_row(ratio, digits);
+}
+
+// Layer 0's needed head on held-out text: its weight on the previous character, by the current character's kind.
+std::string previous_at_text(const sa::LanguageModel& model, const Data& data, const sa::Vocabulary& vocabulary,
+                             std::size_t needed, int digits)
+{
+    const sa::ForwardTrace trace = sa::forward(model, data.held_out.inputs, context);
+    double weight[3] = {0.0, 0.0, 0.0}, rows[3] = {0.0, 0.0, 0.0};  // at a space, a full stop, a letter
+    for (std::size_t w = 0; w * context < data.held_out.inputs.size(); ++w) {
+        const sa::Matrix a = sa::trace_attention(trace.layers[0], model.shape.heads, context, w)[needed];
+        for (std::size_t i = 1; i < context; ++i) {
+            const char c = vocabulary.characters[data.held_out.inputs[w * context + i]];
+            const int kind = c == ' ' ? 0 : c == '.' ? 1 : std::isalpha(static_cast<unsigned char>(c)) ? 2 : -1;
+            if (kind >= 0) {
+                weight[kind] += a(i, i - 1);
+                rows[kind] += 1.0;
+            }
+        }
+    }
+    std::string window;
+    for (std::size_t i = 0; i < context; ++i) {
+        window += vocabulary.characters[data.held_out.inputs[i]];
+    }
+    return fmt::format("Layer-0 head {} on held-out text, mean weight on the previous character: at a space {:.{}f},\n"
+                       "  at a full stop {:.{}f}, at a letter {:.{}f}. The heatmap's window: \"{}\"\n", needed,
+                       weight[0] / rows[0], digits, weight[1] / rows[1], digits, weight[2] / rows[2], digits, window);
+}
+
 // Layer 0's previous-token scores, on held-out text and on the test letters.
 std::string previous_token_text(const sa::LanguageModel& model, const std::vector<double>& text_previous,
                                 const sa::CopyScores& whole, std::size_t needed, int digits)
@@ -600,7 +706,7 @@ std::string previous_token_text(const sa::LanguageModel& model, const std::vecto
            head_header(model.shape.heads) + "held-out text  " + head_row(text_previous, digits) + "test letters   " +
            head_row(whole.previous[0], digits) +
            fmt::format("Zeroing layer-0 head {} lowers the score most; the best previous-token head on text is "
-                       "head {}.\n\n",
+                       "head {}.\n",
                        needed, best_head(text_previous));
 }
 
@@ -878,6 +984,7 @@ std::string copying_chapter(const Runs& runs, const Data& data, std::size_t step
     std::size_t copier = 0;
     text += versus_text(v, runs.mixed.model.shape.heads, digits) + "\n" + offset_text(runs.copying.model, data, digits) +
             path_text(runs.copying.model, data, copier, digits);
+    text += ov_text(runs.copying.model, data, digits);
     text += "The copying model's layer 1 head " + std::to_string(copier) + " on the copy:\n" +
             span_text(runs.copying.model, data, copier, digits) + "\n";
     return text + copying_goals_text(v);
@@ -927,10 +1034,12 @@ std::string induction_chapter(const sa::Example& example)
     report.text(ablation_text(model, data, whole, needed, digits));
     report.text((model.layers.size() >= 2 ? letters_path_text(model, data, needed, digits) : "") + "\n");
     const std::vector<std::vector<double>> text_previous = sa::previous_token_scores(model, data.held_out);
+    report.text(ov_text(model, data, digits) + "\n");
     report.text(previous_token_text(model, text_previous[0], whole, needed, digits));
+    report.text(previous_at_text(model, data, vocabulary, needed, digits) + "\n");
     Comparison comparison;
     if (load.empty()) {
-        report.text(compare(model, runs.plain.model, data,
+        report.text(compare(model, runs, data,
                             chapter_14_model(example.options.at("--text"), vocabulary), comparison, digits));
     }
     if (model.layers.size() >= 2) {

@@ -270,7 +270,7 @@ TEST_CASE("Eigenvalues: triangular, rotation, complex pairs hidden by a reflecti
     CHECK_THROWS_AS(sa::eigenvalues(sa::Matrix{{1, NAN}, {0, 1}}), std::invalid_argument);
 }
 
-TEST_CASE("The OV circuit is W_E times one head's W_V and W_O times W_U, entry by entry; its copying measures on known tables",
+TEST_CASE("The OV circuit is W_E times one head's W_V and W_O times W_U entry by entry and its copying measures hold on known tables",
           "[ch15][support]")
 {
     const sa::LanguageModel model = small_model(2);

@@ -986,16 +986,19 @@ TEST_CASE("Safetensors: 64 layers load and 65 are refused", "[ch14][support]")
 TEST_CASE("forward: windows of the text one after another with the last one shorter and no tokens refused",
           "[ch14][support]")
 {
-    // 7 tokens in windows of 3: rows 0-2, 3-5 and 6 alone. Each window attends within itself, so its
-    // logits are those of a forward pass over that window alone.
+    // 7 tokens in windows of 3: rows 0-2, 3-5 and 6 alone. Each window attends within itself and
+    // causally, so its rows are those of a full window of 3 that starts with the same tokens: the
+    // tokens after a row cannot change it. Row 6 is row 0 of the window (6, 0, 0).
     const sa::LanguageModel model = small_model(10);
     const std::vector<std::size_t> tokens{0, 1, 2, 3, 2, 1, 0};
     const sa::Matrix whole = sa::forward(model, tokens, 3).logits;
     REQUIRE(whole.rows() == 7);
     for (std::size_t first = 0; first < 7; first += 3) {
         const std::size_t last = std::min<std::size_t>(first + 3, 7);
-        const sa::Matrix alone = sa::forward(model, {tokens.begin() + static_cast<std::ptrdiff_t>(first),
-                                                     tokens.begin() + static_cast<std::ptrdiff_t>(last)}, 3).logits;
+        std::vector<std::size_t> full(tokens.begin() + static_cast<std::ptrdiff_t>(first),
+                                      tokens.begin() + static_cast<std::ptrdiff_t>(last));
+        full.resize(3, 0);
+        const sa::Matrix alone = sa::forward(model, full, 3).logits;
         for (std::size_t r = first; r < last; ++r) {
             for (std::size_t c = 0; c < whole.cols(); ++c) {
                 INFO("row " << r << " column " << c);

@@ -24,6 +24,7 @@ The file is restored even when the script is interrupted; a test program that ru
 ten times its time on the book's code (at least 60 s) is stopped, and its mutant counts as killed.
 
 Usage: tools/mutate.py [--build build] [--list tools/mutants.txt] [--only NAME ...]
+                       [--program test_chNN_... [--test "CASE NAME" ...]]
 """
 import argparse
 import json
@@ -117,10 +118,10 @@ def first_failure(output):
     return "(no test case named: the program stopped)"
 
 
-def run_program(build, program, limit):
-    """None when the program passes, else why it failed."""
+def run_program(build, program, limit, tests=()):
+    """None when the program passes (its test cases named by tests, or all), else why it failed."""
     try:
-        result = subprocess.run([str(build / "bin" / program), "--abort"], cwd=build, capture_output=True,
+        result = subprocess.run([str(build / "bin" / program), "--abort", *tests], cwd=build, capture_output=True,
                                 text=True, errors="replace", timeout=limit, check=False)
     except subprocess.TimeoutExpired:
         return f"{program} ran past {limit:.0f} s"
@@ -154,7 +155,7 @@ def baseline_times(build, programs):
     return times
 
 
-def try_mutant(build, mutant, programs, times):
+def try_mutant(build, mutant, programs, times, tests=()):
     """(verdict, detail) for one mutant; the source is restored before returning."""
     path = ROOT / mutant.file
     original = path.read_text()
@@ -172,7 +173,7 @@ def try_mutant(build, mutant, programs, times):
                 if index == 0:
                     return "no build", ""
                 raise RuntimeError(f"{program} does not build with {mutant.name} though another program did")
-            failure = run_program(build, program, max(60.0, 10 * times[program]))
+            failure = run_program(build, program, max(60.0, 10 * times[program]), tests)
             if failure:
                 return "killed", "by " + failure
         return "survived", ""
@@ -185,6 +186,9 @@ def main():
     parser.add_argument("--build", default=str(ROOT / "build"), help="a configured build folder")
     parser.add_argument("--list", default=str(ROOT / "tools" / "mutants.txt"), help="the mutants")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these mutants alone")
+    parser.add_argument("--program", help="run this test program alone (e.g. test_ch14_next_character)")
+    parser.add_argument("--test", action="append", default=[], metavar="CASE",
+                        help="run this Catch2 test case alone (repeatable): does this test kill the mutant?")
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     try:
@@ -199,10 +203,14 @@ def main():
             sys.exit(f"error: no mutant named {', '.join(sorted(unknown))} in {args.list}")
         mutants = [mutant for mutant in mutants if mutant.name in args.only]
     programs = test_programs(build)
+    if args.program:
+        if args.program not in programs:
+            sys.exit(f"error: no test program {args.program}; expected one of {', '.join(programs)}")
+        programs = [args.program]
     times = baseline_times(build, programs)
     counts = {"killed": 0, "survived": 0, "no build": 0, "equivalent": 0}
     for mutant in mutants:
-        verdict, detail = try_mutant(build, mutant, programs, times)
+        verdict, detail = try_mutant(build, mutant, programs, times, args.test)
         if verdict == "survived" and mutant.equivalent:
             counts["equivalent"] += 1
             detail = (detail + " " if detail else "") + f"({mutant.equivalent})"

@@ -606,6 +606,13 @@ TEST_CASE("Bounds of the text checks: nine lines, the DEL byte, a trigram at pos
     CHECK_THROWS_WITH(sa::random_batch(text, 1, 4, generator), Contains("has no window of 4"));
 }
 
+TEST_CASE("A text with Windows line ends and tabs is plain text", "[ch14][support]")
+{
+    INFO("a carriage return before each newline (CR LF) and a tab are among the bytes the model reads");
+    CHECK_NOTHROW(sa::check_plain_text("ab\tc\r\nd\r\n", "--text crlf"));
+    CHECK(sa::make_vocabulary("a\r\n").characters == "\n\ra");
+}
+
 TEST_CASE("even_batch_positions: the windows spread from the text's start to its last character", "[ch14][support]")
 {
     // 10 tokens, 3 windows of 4: the last window may start at 10 − 4 − 1 = 5, so that its last
@@ -847,6 +854,8 @@ TEST_CASE("Cross-entropy: the largest logit of a row may be its last and a targe
     INFO("with d_vocab = 2 the targets are 0 and 1: target 2 names no column");
     CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix{{0.0, 0.0}, {0.0, 0.0}}, {0, 2}),
                       Contains("target 2 of row 1 is not below d_vocab = 2"));
+    INFO("no row at all: the mean over N = 0 rows would be 0 / 0");
+    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(), {}), Contains("give one target per row, and at least one"));
 }
 
 TEST_CASE("The embedding's lookup refuses a token of d_vocab", "[ch14][support]")
@@ -954,6 +963,9 @@ TEST_CASE("Safetensors: a quote and a backslash in the vocabulary come back and 
     INFO("the vocabulary's characters are distinct: a repeated one would give two tokens one character");
     refused(header_replaced(good, "\"vocabulary\":\"abcd\"", "\"vocabulary\":\"abbd\""),
             "not a list of distinct characters in increasing order");
+    INFO("the header's deepest value is a number in data_offsets, at depth 3: a value at depth 5 is refused");
+    refused(header_replaced(good, "\"__metadata__\":{", "\"__metadata__\":{\"x\":[[[1]]],"),
+            "nesting deeper than a header needs");
     INFO("d runs from 1 to 1024: a width of 1025 is refused before any tensor is read");
     refused(header_replaced(good, "\"shape\":[4,8]", "\"shape\":[4,1025]"),
             "with a shape [d_vocab, d], d from 1 to 1024");

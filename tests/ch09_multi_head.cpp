@@ -153,6 +153,12 @@ TEST_CASE("Heads are column slices: head i owns columns i·d_head to (i+1)·d_he
     CHECK(sa::head_labels(2, {"f1", "f2"}) == std::vector<std::string>{"h0 f1", "h0 f2", "h1 f1", "h1 f2"});
 }
 
+TEST_CASE("split_heads refuses a matrix with no columns", "[ch09]")
+{
+    INFO("0 columns split into 2 heads of 0 columns each: a head with no feature is no head");
+    CHECK_THROWS_AS(sa::split_heads(sa::Matrix(), 2), sa::ShapeError);
+}
+
 TEST_CASE("The worked example: head 0 repeats chapter 7, head 1 attends by likeness", "[ch09]")
 {
     const sa::Matrix queries = sa::project(embeddings(), w_query);

@@ -521,6 +521,8 @@ TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", 
     CHECK_THROWS_WITH(sa::tiled_attention(in.queries, in.queries, in.values, mask, {2, 2}),
                       Contains("tiled_attention") && Contains("4×3") && Contains("5×2"));
     CHECK_THROWS_AS(sa::tiled_attention(in.queries, in.keys, in.values, mask, {0, 2}), std::invalid_argument);
+    INFO("a block of 0 keys would never move on to the next keys: refused like a block of 0 queries");
+    CHECK_THROWS_AS(sa::tiled_attention(in.queries, in.keys, in.values, mask, {2, 0}), std::invalid_argument);
     CHECK_THROWS_WITH(sa::fast_attention(in.queries, in.values, in.values),
                       Contains("fast_attention") && Contains("4×3") && Contains("5×2"));
     CHECK_THROWS_AS(sa::fast_attention(in.queries, in.keys, in.values, sa::Masking::none, {2, 0}),

@@ -606,6 +606,13 @@ TEST_CASE("Bounds of the text checks: nine lines, the DEL byte, a trigram at pos
     CHECK_THROWS_WITH(sa::random_batch(text, 1, 4, generator), Contains("has no window of 4"));
 }
 
+TEST_CASE("A text with Windows line ends and tabs is plain text", "[ch14][support]")
+{
+    INFO("a carriage return before each newline (CR LF) and a tab are among the bytes the model reads");
+    CHECK_NOTHROW(sa::check_plain_text("ab\tc\r\nd\r\n", "--text crlf"));
+    CHECK(sa::make_vocabulary("a\r\n").characters == "\n\ra");
+}
+
 TEST_CASE("even_batch_positions: the windows spread from the text's start to its last character", "[ch14][support]")
 {
     // 10 tokens, 3 windows of 4: the last window may start at 10 − 4 − 1 = 5, so that its last
@@ -828,6 +835,234 @@ TEST_CASE("add_in_place: A + B entry by entry, and B refused if its rows alone o
     INFO("a refused sum leaves A as it was");
     CHECK(sa::identical(a, before));
     CHECK(sa::identical(two_by_two, sa::Matrix{{1.0, 2.0}, {3.0, 4.0}}));
+}
+
+TEST_CASE("Cross-entropy: the largest logit of a row may be its last and a target must be below d_vocab", "[ch14]")
+{
+    // Row (0, 1000), target 1: P = (e^-1000, 1) / (e^-1000 + 1). e^-1000 is far below the smallest
+    // double (about e^-744.4), so P = (0, 1) exactly, the loss -ln P_1 = ln(1 + e^-1000) is 0 and the
+    // gradient (P - Y) / N is (0, 0). Only the row's largest logit, 1000, subtracted first keeps
+    // e^1000 (the largest double is about e^709.8) out of the sum: any other gives inf / inf.
+    const sa::CrossEntropy last = sa::cross_entropy(sa::Matrix{{0.0, 1000.0}}, {1});
+    INFO("loss " << last.loss << ", gradient (" << last.d_logits(0, 0) << ", " << last.d_logits(0, 1) << ")");
+    CHECK(last.loss == 0.0);
+    CHECK(sa::identical(last.d_logits, sa::Matrix{{0.0, 0.0}}));
+    // Target 0 of the same row: loss = -(0 - 1000) + ln(1 + e^-1000) = 1000, gradient P - Y = (-1, 1).
+    const sa::CrossEntropy other = sa::cross_entropy(sa::Matrix{{0.0, 1000.0}}, {0});
+    CHECK(other.loss == 1000.0);
+    CHECK(sa::identical(other.d_logits, sa::Matrix{{-1.0, 1.0}}));
+    INFO("with d_vocab = 2 the targets are 0 and 1: target 2 names no column");
+    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix{{0.0, 0.0}, {0.0, 0.0}}, {0, 2}),
+                      Contains("target 2 of row 1 is not below d_vocab = 2"));
+    INFO("no row at all: the mean over N = 0 rows would be 0 / 0");
+    CHECK_THROWS_WITH(sa::cross_entropy(sa::Matrix(), {}), Contains("give one target per row, and at least one"));
+}
+
+TEST_CASE("The embedding's lookup refuses a token of d_vocab", "[ch14][support]")
+{
+    const sa::Matrix table{{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}};  // d_vocab = 3: tokens 0, 1 and 2
+    CHECK(sa::identical(sa::embed(table, {2, 0}), sa::Matrix{{5.0, 6.0}, {1.0, 2.0}}));
+    INFO("token 3 would be a fourth row, which the table does not have");
+    CHECK_THROWS_WITH(sa::embed(table, {0, 3}), Contains("embed: token 3 at position 1 is not below d_vocab = 3"));
+}
+
+TEST_CASE("The embedding's gradient refuses a token of d_vocab", "[ch14]")
+{
+    INFO("a vocabulary of 3 has rows 0, 1 and 2 in dW_E: token 3 has no row to add its gradient into");
+    CHECK_THROWS_WITH(sa::embedding_backward(sa::Matrix{{1.0, 2.0}, {3.0, 4.0}}, {0, 3}, 3),
+                      Contains("token 3 at position 1 is not below d_vocab = 3"));
+    CHECK(sa::identical(sa::embedding_backward(sa::Matrix{{1.0, 2.0}, {3.0, 4.0}}, {2, 2}, 3),
+                        sa::Matrix{{0.0, 0.0}, {0.0, 0.0}, {4.0, 6.0}}));
+}
+
+TEST_CASE("Adam refuses moments of another shape than the parameter and leaves the parameter as it was", "[ch14]")
+{
+    // m and v hold one running mean per entry of the parameter: a 2×3 parameter needs 2×3 moments.
+    // A 3×2 has as many entries, so only the shape check can tell it apart.
+    const sa::AdamSettings settings;
+    for (const bool first : {true, false}) {
+        sa::Matrix parameter{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}};
+        const sa::Matrix gradient(2, 3, 1.0);
+        sa::AdamMoments moments = sa::zero_moments(parameter);
+        (first ? moments.first : moments.second) = sa::Matrix(3, 2);
+        INFO((first ? "m" : "v") << " is 3×2");
+        CHECK_THROWS_AS(sa::adam_step(parameter, gradient, moments, 1, settings), sa::ShapeError);
+        CHECK(sa::identical(parameter, sa::Matrix{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}));
+    }
+}
+
+TEST_CASE("The products refuse factors whose shared size differs with the larger on either side", "[ch14][support]")
+{
+    // A·B needs A's columns to be B's rows; Aᵀ·B the same rows; A·Bᵀ the same columns. A check
+    // that refused one direction only would let the other read past the smaller factor.
+    const sa::Matrix two_by_three(2, 3, 1.0);
+    const sa::Matrix three_by_two(3, 2, 1.0);
+    const sa::Matrix two_by_two(2, 2, 1.0);
+    CHECK_THROWS_MATCHES(sa::multiply(two_by_three, two_by_two), sa::ShapeError,
+                         Catch::Matchers::Message("multiply: A is 2×3 and B is 2×2; the columns of A must be the rows "
+                                                  "of B"));
+    CHECK_THROWS_AS(sa::multiply(two_by_two, three_by_two), sa::ShapeError);
+    CHECK_THROWS_MATCHES(sa::multiply_transposed_lhs(three_by_two, two_by_two), sa::ShapeError,
+                         Catch::Matchers::Message("multiply_transposed_lhs: A is 3×2 and B is 2×2; they need the same "
+                                                  "rows"));
+    CHECK_THROWS_AS(sa::multiply_transposed_lhs(two_by_two, three_by_two), sa::ShapeError);
+    CHECK_THROWS_MATCHES(sa::multiply_transposed_rhs(two_by_three, two_by_two), sa::ShapeError,
+                         Catch::Matchers::Message("multiply_transposed_rhs: A is 2×3 and B is 2×2; they need the same "
+                                                  "columns"));
+    CHECK_THROWS_AS(sa::multiply_transposed_rhs(two_by_two, two_by_three), sa::ShapeError);
+    INFO("and the shapes that agree: (2×3)·(3×2) is 2×2 of 3s, (3×2)ᵀ·(3×2) is 2×2 of 3s, (2×3)·(2×3)ᵀ is 2×2 of 3s");
+    CHECK(sa::identical(sa::multiply(two_by_three, three_by_two), sa::Matrix(2, 2, 3.0)));
+    CHECK(sa::identical(sa::multiply_transposed_lhs(three_by_two, three_by_two), sa::Matrix(2, 2, 3.0)));
+    CHECK(sa::identical(sa::multiply_transposed_rhs(two_by_three, two_by_three), sa::Matrix(2, 2, 3.0)));
+}
+
+TEST_CASE("The model's shape at its smallest: 2 characters and a context of 1 with one less refused", "[ch14][support]")
+{
+    // d_vocab = 1 leaves nothing to predict; a context of 0 holds no character; d/h = 3 is a
+    // rotary pair and a feature left over. One more of each is a model.
+    sa::SplitMix64 generator(42);
+    CHECK_THROWS_WITH(sa::random_model({1, 4, 2, 1, 4}, generator), Contains("d_vocab needs at least 2"));
+    CHECK_THROWS_WITH(sa::random_model({2, 4, 2, 1, 0}, generator), Contains("context 0"));
+    CHECK_THROWS_WITH(sa::random_model({2, 6, 2, 1, 4}, generator), Contains("d/h must be a whole even number"));
+    const sa::LanguageModel smallest = sa::random_model({2, 4, 2, 1, 1}, generator);
+    CHECK(smallest.embedding.rows() == 2);
+    INFO("a context of 1: each character predicts the next from itself alone");
+    CHECK(sa::forward(smallest, {0, 1, 1}, 1).logits.rows() == 3);
+}
+
+TEST_CASE("Safetensors: one head and a context of 1 load but a vocabulary of one character is refused",
+          "[ch14][support]")
+{
+    // The metadata's heads run from 1 to d and its context from 1: the smallest of each is a model.
+    sa::SplitMix64 generator(43);
+    const sa::LanguageModel model = sa::random_model({3, 4, 1, 1, 1}, generator);
+    const sa::SavedModel loaded = sa::load_safetensors(sa::save_safetensors(model, "abc"));
+    CHECK(loaded.model.shape.heads == 1);
+    CHECK(loaded.model.shape.context == 1);
+    sa::LanguageModel original = model;
+    sa::LanguageModel copy = loaded.model;
+    for (std::size_t i = 0; i < sa::parameters(original).size(); ++i) {
+        CHECK(sa::identical(*sa::parameters(original)[i], *sa::parameters(copy)[i]));
+    }
+    INFO("a model predicts one of at least 2 characters: a vocabulary of 1 is not one of this book's files");
+    const std::string good = sa::save_safetensors(small_model(9), "abcd");
+    refused(header_replaced(good, "\"vocabulary\":\"abcd\"", "\"vocabulary\":\"a\""),
+            "the vocabulary in the header has 1 characters; expected 2 to 256");
+}
+
+TEST_CASE("Safetensors: a quote and a backslash in the vocabulary come back and each bound of the header holds",
+          "[ch14][support]")
+{
+    // JSON writes '"' as \" and '\' as \\ inside a string; unescaped, the first ends the string early
+    // and the second starts an escape.
+    const std::string vocabulary = " \"\\a";  // space, quote, backslash, a: distinct and increasing
+    const std::string bytes = sa::save_safetensors(small_model(9), vocabulary);
+    CHECK_THAT(bytes, Contains("\"vocabulary\":\" \\\"\\\\a\""));
+    CHECK(sa::load_safetensors(bytes).vocabulary == vocabulary);
+    const std::string good = sa::save_safetensors(small_model(9), "abcd");
+    INFO("the vocabulary's characters are distinct: a repeated one would give two tokens one character");
+    refused(header_replaced(good, "\"vocabulary\":\"abcd\"", "\"vocabulary\":\"abbd\""),
+            "not a list of distinct characters in increasing order");
+    INFO("the header's deepest value is a number in data_offsets, at depth 3: a value at depth 5 is refused");
+    refused(header_replaced(good, "\"__metadata__\":{", "\"__metadata__\":{\"x\":[[[1]]],"),
+            "nesting deeper than a header needs");
+    INFO("d runs from 1 to 1024: a width of 1025 is refused before any tensor is read");
+    refused(header_replaced(good, "\"shape\":[4,8]", "\"shape\":[4,1025]"),
+            "with a shape [d_vocab, d], d from 1 to 1024");
+    INFO("a weight of +infinity is no more a trained model's than a NaN");
+    std::string infinite = good;
+    const std::size_t data = infinite.size() - 8 * (2 * 4 * 8 + 2 * 4 * 8 * 8);
+    for (std::size_t i = 0; i < 8; ++i) {
+        infinite[data + 8 + i] = i < 6 ? '\0' : (i == 6 ? '\xf0' : '\x7f');  // +inf, 0x7FF0000000000000
+    }
+    refused(infinite, "tensor \"embedding\" holds inf at entry 1");
+    INFO("a header that runs past the file by less than its 8 length bytes is still a truncated file");
+    std::uint64_t header = 0;
+    for (int i = 7; i >= 0; --i) {
+        header = header * 256 + static_cast<unsigned char>(good[static_cast<std::size_t>(i)]);
+    }
+    refused(good.substr(0, 8 + static_cast<std::size_t>(header) - 4), "the file is truncated: its header says");
+}
+
+TEST_CASE("Safetensors: 64 layers load and 65 are refused", "[ch14][support]")
+{
+    // L from 1 to 64: 4 · 64 + 2 = 258 tensors is the largest model the loader takes.
+    sa::SplitMix64 generator(44);
+    const sa::LanguageModel deepest = sa::random_model({2, 2, 1, 64, 2}, generator);
+    CHECK(sa::load_safetensors(sa::save_safetensors(deepest, "ab")).model.shape.layers == 64);
+    const sa::LanguageModel deeper = sa::random_model({2, 2, 1, 65, 2}, generator);
+    refused(sa::save_safetensors(deeper, "ab"), "the header has 262 tensors; a model of L layers has 4 L + 2, with L "
+                                                "from 1 to 64");
+}
+
+TEST_CASE("forward: windows of the text one after another with the last one shorter and no tokens refused",
+          "[ch14][support]")
+{
+    // 7 tokens in windows of 3: rows 0-2, 3-5 and 6 alone. Each window attends within itself and
+    // causally, so its rows are those of a full window of 3 that starts with the same tokens: the
+    // tokens after a row cannot change it. Row 6 is row 0 of the window (6, 0, 0).
+    const sa::LanguageModel model = small_model(10);
+    const std::vector<std::size_t> tokens{0, 1, 2, 3, 2, 1, 0};
+    const sa::Matrix whole = sa::forward(model, tokens, 3).logits;
+    REQUIRE(whole.rows() == 7);
+    for (std::size_t first = 0; first < 7; first += 3) {
+        const std::size_t last = std::min<std::size_t>(first + 3, 7);
+        std::vector<std::size_t> full(tokens.begin() + static_cast<std::ptrdiff_t>(first),
+                                      tokens.begin() + static_cast<std::ptrdiff_t>(last));
+        full.resize(3, 0);
+        const sa::Matrix alone = sa::forward(model, full, 3).logits;
+        for (std::size_t r = first; r < last; ++r) {
+            for (std::size_t c = 0; c < whole.cols(); ++c) {
+                INFO("row " << r << " column " << c);
+                CHECK_THAT(whole(r, c), WithinAbs(alone(r - first, c), 1e-12));
+            }
+        }
+    }
+    CHECK_THROWS_WITH(sa::forward(model, {}, 3), Contains("no tokens"));
+}
+
+TEST_CASE("evaluate: the mean loss of every row in chunks of 16 windows with the last chunk weighed by its rows",
+          "[ch14][support]")
+{
+    // 17 windows of 3 rows: a chunk of 16 windows (48 rows) and one of 1 window (3 rows). The mean
+    // over all 51 rows is (48 · mean of the first + 3 · mean of the second) / 51, which is also
+    // cross_entropy() of one forward pass over all 51 rows, up to rounding.
+    const sa::LanguageModel model = small_model(11);
+    sa::Batch batch{{}, {}, 3};
+    for (std::size_t i = 0; i < 51; ++i) {
+        batch.inputs.push_back((i * 7 + 1) % 4);
+        batch.targets.push_back((i * 5 + 2) % 4);
+    }
+    const double expected = sa::cross_entropy(sa::forward(model, batch.inputs, 3).logits, batch.targets).loss;
+    CHECK_THAT(sa::evaluate(model, batch), WithinRel(expected, 1e-12));
+}
+
+TEST_CASE("random_batch from a text of exactly one window and the character after it", "[ch14][support]")
+{
+    // A window of 4 in 5 characters can only start at 0: every window is characters 0-3, predicting 1-4.
+    const std::vector<std::size_t> text{3, 1, 4, 1, 5};
+    sa::SplitMix64 generator(5);
+    const sa::Batch batch = sa::random_batch(text, 3, 4, generator);
+    CHECK(batch.inputs == std::vector<std::size_t>{3, 1, 4, 1, 3, 1, 4, 1, 3, 1, 4, 1});
+    CHECK(batch.targets == std::vector<std::size_t>{1, 4, 1, 5, 1, 4, 1, 5, 1, 4, 1, 5});
+}
+
+TEST_CASE("The n-gram counts: V^n up to 2^64 - 1 keys and a token of V at the last position refused",
+          "[ch14][support]")
+{
+    // The keys of the contexts and sequences are numbers below V^n: V^n must fit in 64 bits.
+    INFO("V = 2^64 - 1, order 1: V^1 = 2^64 - 1 fits; (2^32)^2 = 2^64 does not");
+    CHECK_NOTHROW(sa::count_ngrams({}, 1, UINT64_MAX));
+    CHECK_THROWS_WITH(sa::count_ngrams({}, 2, std::size_t{1} << 32U), Contains("does not fit in 64 bits"));
+    CHECK_NOTHROW(sa::count_ngrams({}, 2, (std::size_t{1} << 32U) - 1));  // (2^32 - 1)^2 < 2^64
+    INFO("V = 2: tokens 0 and 1; a 2 at the text's last position is refused like one anywhere else");
+    CHECK_THROWS_WITH(sa::count_ngrams({0, 1, 2}, 2, 2), Contains("token 2 at position 2 is not below V = 2"));
+    const std::vector<std::size_t> held_out{0, 1, 2};
+    CHECK_THROWS_WITH(sa::ngram_probability(sa::count_ngrams({0, 1}, 2, 2), held_out, 2),
+                      Contains("token 2 at position 2 is not below V = 2"));
+    INFO("the bigram loss predicts positions 1 to length - 1: position 3 of a text of 3 is past its end");
+    CHECK_THROWS_WITH(sa::bigram_loss(sa::count_bigrams({0, 1}, 2), {0, 1, 1}, {3}),
+                      Contains("position 3 has no previous character in a text of 3"));
 }
 
 namespace {

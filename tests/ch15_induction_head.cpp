@@ -393,6 +393,19 @@ TEST_CASE("Mean ablation writes the head's mean output at every position: the me
     CHECK_THROWS_AS(sa::mean_head_output(model, batch, 2, 0), std::invalid_argument);
 }
 
+TEST_CASE("row_losses: each row's -ln softmax at its target when the largest logit is the last", "[ch15][support]")
+{
+    // Row (0, 1000): softmax = (e^-1000, 1) / (e^-1000 + 1), and e^-1000 is far below the smallest
+    // double (about e^-744.4), so it is (0, 1) exactly. The loss of target 1 is ln(1 + e^-1000) = 0,
+    // of target 0 it is 1000 + ln(1 + e^-1000) = 1000. Only the row's largest logit, 1000,
+    // subtracted first keeps e^1000 (the largest double is about e^709.8) out of the sum.
+    const sa::Matrix logits{{0.0, 1000.0}, {0.0, 1000.0}};
+    const std::vector<double> losses = sa::row_losses(logits, {1, 0});
+    REQUIRE(losses.size() == 2);
+    CHECK(losses[0] == 0.0);
+    CHECK(losses[1] == 1000.0);
+}
+
 TEST_CASE("letter_tokens: A to Z and a to z, and none of their ASCII neighbours", "[ch15][support]")
 {
     // '@' and '[' sit just before 'A' and just after 'Z' in ASCII, '`' and '{' around 'a' and 'z'.

@@ -694,7 +694,7 @@ std::string previous_at_text(const sa::LanguageModel& model, const Data& data, c
         window += vocabulary.characters[data.held_out.inputs[i]];
     }
     return fmt::format("Layer-0 head {} on held-out text, mean weight on the previous character: at a space {:.{}f},\n"
-                       "  at a full stop {:.{}f}, at a letter {:.{}f}. The heatmap's window: \"{}\"\n", needed,
+                       "  at a full stop {:.{}f}, at a letter {:.{}f}.\n  The heatmap's window: \"{}\"\n", needed,
                        weight[0] / rows[0], digits, weight[1] / rows[1], digits, weight[2] / rows[2], digits, window);
 }
 

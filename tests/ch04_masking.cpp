@@ -186,6 +186,9 @@ TEST_CASE("apply_mask rejects entries that are neither 0 nor -inf, such as a boo
     INFO("+inf would give a masked position all the weight instead of none");
     CHECK_THROWS_AS(sa::apply_mask(scaled, sa::Matrix{{0, std::numeric_limits<double>::infinity()}, {0, 0}}),
                     std::invalid_argument);
+    INFO("-1e9, the 'large negative number' some code adds instead of -inf, is neither: e^(4 - 1e9) is 0 in "
+         "doubles, but a score of 1e9 would undo it, so the book's masks hold exactly 0 or -inf");
+    CHECK_THROWS_AS(sa::apply_mask(scaled, sa::Matrix{{0, 0}, {-1e9, 0}}), std::invalid_argument);
 }
 
 TEST_CASE("A masked-out score becomes -inf even when it was nan or +inf", "[ch04]")

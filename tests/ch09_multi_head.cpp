@@ -528,6 +528,9 @@ TEST_CASE("Shapes that do not split or fit are named in the error", "[ch09]")
                     sa::ShapeError);
     CHECK_THROWS_WITH(sa::multi_head_attention(queries, keys, values, zeros(3, 2), 2, sa::Matrix(4, 2, 1.0)),
                       Contains("multi_head_attention") && Contains("V is 2×6") && Contains("W_O is 4×2"));
+    INFO("nor 8: a W_O with more rows than V has columns is refused too, not read in part");
+    CHECK_THROWS_WITH(sa::multi_head_attention(queries, keys, values, zeros(3, 2), 2, sa::Matrix(8, 2, 1.0)),
+                      Contains("V is 2×6") && Contains("W_O is 8×2") && Contains("one row per column of V"));
     INFO("the mask must be n×m = 3×2, and K and V need the same number of rows");
     CHECK_THROWS_WITH(sa::multi_head_attention(queries, keys, values, zeros(3, 3), 2, sa::Matrix(6, 2, 1.0)),
                       Contains("multi_head_attention") && Contains("mask is 3×3"));
@@ -538,6 +541,13 @@ TEST_CASE("Shapes that do not split or fit are named in the error", "[ch09]")
     CHECK_THROWS_AS(sa::split_heads(queries, 0), std::invalid_argument);
     INFO("heads of different heights cannot stand side by side");
     CHECK_THROWS_AS(sa::concat_heads({sa::Matrix(3, 2, 0.0), sa::Matrix(2, 2, 0.0)}), sa::ShapeError);
+    INFO("whichever is the taller: a later head with more rows than head 0 is refused as well");
+    CHECK_THROWS_AS(sa::concat_heads({sa::Matrix(2, 2, 0.0), sa::Matrix(3, 2, 0.0)}), sa::ShapeError);
+    INFO("the reshape needs heads of one shape: rows alone or columns alone that differ are refused");
+    CHECK_THROWS_WITH(sa::concat_heads_by_reshape({sa::Matrix(2, 2, 0.0), sa::Matrix(3, 2, 0.0)}),
+                      Contains("head 0 is 2×2 but another head is 3×2"));
+    CHECK_THROWS_WITH(sa::concat_heads_by_reshape({sa::Matrix(2, 2, 0.0), sa::Matrix(2, 3, 0.0)}),
+                      Contains("head 0 is 2×2 but another head is 2×3"));
 }
 
 TEST_CASE("side_by_side_labels repeats the labels under each prefix, left first", "[ch09][support]")

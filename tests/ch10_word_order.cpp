@@ -326,6 +326,9 @@ TEST_CASE("The rope score table of the worked example: q_Mouse = [0,2] against k
     CHECK_THAT(table(5, 0), WithinAbs(3.052, printed));
     INFO("rope_score_table needs one-row vectors of the same width");
     CHECK_THROWS_AS(sa::rope_score_table(sa::Matrix(2, 2), sa::Matrix{{1, 2}}, 3), sa::ShapeError);
+    INFO("k too: a two-row key is refused, not read by its first row alone");
+    CHECK_THROWS_WITH(sa::rope_score_table(sa::Matrix{{1, 2}}, sa::Matrix(2, 2), 3),
+                      Catch::Matchers::Contains("q is 1×2 and k is 2×2"));
 }
 
 TEST_CASE("Without positions, swapping two words only swaps their outputs", "[ch10]")

@@ -484,6 +484,9 @@ TEST_CASE("attention_backward rejects shapes that do not fit, naming the operati
                       Contains("attention_backward") && Contains("dO is 2×2") && Contains("3×2"));
     CHECK_THROWS_WITH(sa::attention_backward(embeddings, square, sa::Matrix(2, 3), square, mask, sa::Matrix(3, 2)),
                       Contains("attention_backward") && Contains("W_Q is 2×2") && Contains("2×3"));
+    INFO("W_Q wider than W_K, the other way round: refused by the same check, not by a later product");
+    CHECK_THROWS_WITH(sa::attention_backward(embeddings, sa::Matrix(2, 3), square, square, mask, sa::Matrix(3, 2)),
+                      Contains("attention_backward") && Contains("W_Q is 2×3") && Contains("W_K is 2×2"));
     CHECK_THROWS_WITH(sa::attention_backward(embeddings, square, square, square, sa::Matrix(3, 2), sa::Matrix(3, 2)),
                       Contains("attention_backward") && Contains("mask is 3×2"));
     CHECK_THROWS_WITH(sa::attention_backward(embeddings, sa::Matrix(3, 2), square, square, mask, sa::Matrix(3, 2)),

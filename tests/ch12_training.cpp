@@ -433,6 +433,28 @@ TEST_CASE("Training refuses sentences it cannot use, naming the operation and th
     CHECK_THROWS_AS(sa::loss_plot({1.0}, 10, {0}, {}), std::invalid_argument);
 }
 
+TEST_CASE("solved_sentences counts an error equal to the tolerance as solved and right_words counts a tie as wrong",
+          "[ch12][support]")
+{
+    // W_Q = W_K = 0: every score is 0, so each word puts exactly 1/2 on each of the two words, and with
+    // W_V = 1 both outputs are (1 + 3) / 2 = 2, exactly. Targets 2.5 and 1.5 are 0.5 away, exactly.
+    const sa::Projections even{.w_query = sa::Matrix{{0.0}}, .w_key = sa::Matrix{{0.0}}, .w_value = sa::Matrix{{1.0}}};
+    const sa::Sentence sentence{.tokens = {"a", "b"}, .embeddings = sa::Matrix{{1.0}, {3.0}},
+                                .targets = sa::Matrix{{2.5}, {1.5}}, .sources = {0, 1}};
+    INFO("solved: every output within the tolerance, the tolerance itself included");
+    CHECK(sa::solved_sentences(even, {sentence}, 0.5) == 1);
+    CHECK(sa::solved_sentences(even, {sentence}, 0.25) == 0);
+    INFO("right: the source gets more weight than every other word; 1/2 against 1/2 is a tie, not right");
+    CHECK(sa::right_words(even, {sentence}) == 0);
+    // W_Q = W_K = 1: word i scores e_i · e_j = (1, 3) and (3, 9) before scaling: both look most at word 1.
+    const sa::Projections likeness{.w_query = sa::Matrix{{1.0}}, .w_key = sa::Matrix{{1.0}},
+                                   .w_value = sa::Matrix{{1.0}}};
+    sa::Sentence to_second = sentence;
+    to_second.sources = {1, 1};
+    CHECK(sa::right_words(likeness, {to_second}) == 2);
+    CHECK(sa::right_words(likeness, {sentence}) == 1);
+}
+
 TEST_CASE("loss_table reads the training loss at each checkpoint, the last step included, and no further",
           "[ch12][support]")
 {

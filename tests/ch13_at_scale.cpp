@@ -529,6 +529,12 @@ TEST_CASE("Shapes that do not fit are named, and a block size of 0 is refused", 
                     std::invalid_argument);
     CHECK_THROWS_WITH(sa::merge_attention(sa::empty_attention(4, 2), sa::empty_attention(3, 2)),
                       Contains("merge_attention"));
+    INFO("a block must lie inside Q and K: one query row past the last (rows 2 to 4 of 4) is refused, "
+         "and so is one key row past the last");
+    sa::PartialAttention state = sa::empty_attention(4, 2);
+    CHECK_THROWS_AS(sa::absorb_block(state, in.queries, in.keys, in.values, mask, {2, 5, 0, 5}), sa::ShapeError);
+    CHECK_THROWS_AS(sa::absorb_block(state, in.queries, in.keys, in.values, mask, {0, 4, 1, 6}), sa::ShapeError);
+    CHECK_NOTHROW(sa::absorb_block(state, in.queries, in.keys, in.values, mask, {0, 4, 0, 5}));
     sa::KvCache cache;
     static_cast<void>(
         sa::decode_step(cache, sa::row_vector(in.queries, 0), sa::row_vector(in.keys, 0), sa::row_vector(in.values, 0)));

@@ -875,6 +875,19 @@ TEST_CASE("The embedding's gradient refuses a token of d_vocab", "[ch14]")
                         sa::Matrix{{0.0, 0.0}, {0.0, 0.0}, {4.0, 6.0}}));
 }
 
+TEST_CASE("The embedding's gradient takes one token per row of dX: more tokens or fewer are refused", "[ch14]")
+{
+    // Row i of dX is the gradient of position i, added into row t_i of dW_E: a token without a row of dX
+    // (or a row without a token) means the positions and the gradient do not line up.
+    const sa::Matrix d_rows{{1.0, 2.0}, {3.0, 4.0}};
+    INFO("three tokens for two rows of dX");
+    CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0, 1, 2}, 3),
+                      Contains("dX is 2×2 but there are 3 tokens; give one token per row"));
+    INFO("one token for two rows of dX");
+    CHECK_THROWS_WITH(sa::embedding_backward(d_rows, {0}, 3),
+                      Contains("dX is 2×2 but there are 1 tokens; give one token per row"));
+}
+
 TEST_CASE("Adam refuses moments of another shape than the parameter and leaves the parameter as it was", "[ch14]")
 {
     // m and v hold one running mean per entry of the parameter: a 2×3 parameter needs 2×3 moments.
@@ -982,6 +995,16 @@ TEST_CASE("Safetensors: a quote and a backslash in the vocabulary come back and 
         header = header * 256 + static_cast<unsigned char>(good[static_cast<std::size_t>(i)]);
     }
     refused(good.substr(0, 8 + static_cast<std::size_t>(header) - 4), "the file is truncated: its header says");
+}
+
+TEST_CASE("save_safetensors takes one character per row of W_E: more or fewer are refused", "[ch14][support]")
+{
+    // The vocabulary is written into the header, one character per row of W_E: with one more the
+    // file would name a character the model has no row for, with one less a row without a name.
+    const sa::LanguageModel model = small_model(8);  // d_vocab = 4
+    CHECK_THROWS_WITH(sa::save_safetensors(model, "\n abc"), Contains("5 characters for the 4 rows of W_E"));
+    CHECK_THROWS_WITH(sa::save_safetensors(model, "\n a"), Contains("3 characters for the 4 rows of W_E"));
+    CHECK_NOTHROW(sa::save_safetensors(model, "\n ab"));
 }
 
 TEST_CASE("Safetensors: 64 layers load and 65 are refused", "[ch14][support]")

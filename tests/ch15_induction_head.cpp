@@ -512,6 +512,8 @@ TEST_CASE("The training mix: every fourth window is letters cycled with a drawn 
                     std::invalid_argument);
     CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 64, {.every = 4, .shortest = 8, .longest = 40}, a),
                     std::invalid_argument);  // 33 letters cannot give 40 distinct ones
+    INFO("a period as long as the window is allowed: the window holds the letters once, nothing repeats yet");
+    CHECK_NOTHROW(sa::mixed_batch(text, letters, 8, 16, {.every = 4, .shortest = 8, .longest = 16}, a));
 }
 
 TEST_CASE("Repeated text: a span of the text at a drawn start, cycled, in every other window of the copying mix",
@@ -706,6 +708,8 @@ TEST_CASE("Copied spans: four draws a window, the copy equals the first occurren
     CHECK_THROWS_WITH(sa::copied_spans(text, 1, 64, 0, 8, generator), Contains("1 ≤ shortest"));
     CHECK_THROWS_WITH(sa::copied_spans(std::vector<std::size_t>(65, 1), 1, 64, 8, 24, generator),
                       Contains("longer than a window"));
+    INFO("longest = window / 2 exactly is allowed: a span of 32 and its copy fill a window of 64");
+    CHECK_NOTHROW(sa::copied_spans(text, 1, 64, 8, 32, generator));
 }
 
 TEST_CASE("Span losses: the rows before span characters skip to length - 1, at both places", "[ch15][support]")

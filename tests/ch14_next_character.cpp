@@ -231,6 +231,11 @@ TEST_CASE("Adam's bounds: a gradient after zeros moves up to sqrt 10 alpha, and 
     INFO("with ε = 0 (no gradient is 0 here) the growing gradient's move is the bound itself");
     CHECK_THAT(last_move(growing, no_epsilon), WithinRel(sa::move_bound(settings, s), 1e-12));
     CHECK_THAT(sa::move_bound(settings, 100000), WithinRel(std::sqrt(10.0 / (1.0 - 0.81 / 0.999)), 1e-12));
+    INFO("at step 1 the sum has one term, 1, and the sparse bound is 1: a first step moves by α exactly "
+         "(m̂/√v̂ = g/|g|); at step 2 the sum is 1 + 0.81/0.999");
+    CHECK_THAT(sa::move_bound(settings, 1), WithinRel(1.0, 1e-15));
+    CHECK_THAT(sa::move_bound(settings, 2),
+               WithinRel(sa::sparse_move_bound(settings, 2) * std::sqrt(1.0 + 0.81 / 0.999), 1e-15));
     // Random gradients of any signs and sizes stay inside it at every step.
     sa::SplitMix64 generator(36);
     for (int trial = 0; trial < 200; ++trial) {

@@ -512,6 +512,8 @@ TEST_CASE("The training mix: every fourth window is letters cycled with a drawn 
                     std::invalid_argument);
     CHECK_THROWS_AS(sa::mixed_batch(text, letters, 8, 64, {.every = 4, .shortest = 8, .longest = 40}, a),
                     std::invalid_argument);  // 33 letters cannot give 40 distinct ones
+    INFO("33 letters can give a period of 33: every letter once");
+    CHECK_NOTHROW(sa::mixed_batch(text, letters, 8, 64, {.every = 4, .shortest = 8, .longest = 33}, a));
     INFO("a period as long as the window is allowed: the window holds the letters once, nothing repeats yet");
     CHECK_NOTHROW(sa::mixed_batch(text, letters, 8, 16, {.every = 4, .shortest = 8, .longest = 16}, a));
 }

@@ -8,10 +8,12 @@ import os
 import re
 import shutil
 import sys
+import xml.etree.ElementTree as ElementTree
 
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.directives.code import LiteralInclude
+from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
@@ -337,6 +339,32 @@ def label_headings_and_objects(app, pagename, templatename, context, doctree):
                           f'<p class="warning">{match.group(2)}</p>', context["body"])
 
 
+API_DIRECTIVE = re.compile(r"^\.\. doxygen\w+:: (sa::\w+)", re.M)
+
+
+def check_api_page(app, doctree):
+    """The API page says it shows every public name of the library: each class, struct, function,
+    enum and constant of the namespace sa in Doxygen's XML needs its directive in docs/api.rst.
+    A name without one is a warning, which fails the build (-W) and names the name."""
+    if app.env.docname != "docs/api":
+        return
+    index = ElementTree.parse(os.path.join(breathe_projects["selfattention"], "index.xml")).getroot()
+    public = set()
+    for compound in index.iter("compound"):
+        name = compound.findtext("name")
+        if compound.get("kind") in ("class", "struct") and re.fullmatch(r"sa::\w+", name):
+            public.add(name)
+        elif compound.get("kind") == "namespace" and name == "sa":
+            public.update("sa::" + member.findtext("name") for member in compound.findall("member")
+                          if member.get("kind") in ("function", "enum", "variable", "typedef")
+                          and re.fullmatch(r"\w+", member.findtext("name")))
+    with open(app.env.doc2path("docs/api"), encoding="utf-8") as page:
+        listed = set(API_DIRECTIVE.findall(page.read()))
+    for name in sorted(public - listed):
+        logging.getLogger(__name__).warning(f"the API page lists no {name}: add its directive to docs/api.rst",
+                                            location="docs/api")
+
+
 def setup(app):
     app.add_directive("literalinclude", BookLiteralInclude, override=True)
     app.add_directive("chapter-figure", ChapterFigure)
@@ -344,6 +372,7 @@ def setup(app):
     app.connect("build-finished", make_furo_self_contained)
     app.connect("build-finished", write_front_door)
     app.add_config_value("book_playground", "", "env")
+    app.connect("doctree-read", check_api_page)
     app.connect("doctree-read", add_playground, priority=100)  # before the table of contents is collected
     app.connect("html-page-context", add_playground_script)
     app.connect("html-page-context", label_headings_and_objects, priority=900)  # after furo's own (500)

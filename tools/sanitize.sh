@@ -3,7 +3,8 @@
 # whole test suite under them: the Catch2 tests, every chapter program on its
 # example, on the "try it yourself" command and on each kind of malformed input.
 # (Not the grader's scenarios: their grading builds take their own flags, not these,
-# so they would only repeat tools/test.sh's run; nor the fuzzers, which carry their own.)
+# so they would only repeat tools/test.sh's run; nor the fuzzers, which carry their own;
+# nor the check of the CTest tests' names, which are the same in both builds.)
 # Any report stops the run (-fno-sanitize-recover) and fails the test that caused it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

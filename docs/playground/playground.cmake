@@ -30,8 +30,14 @@ set(emxx "${CMAKE_COMMAND}" -E env "NODE_PATH=/usr/share/nodejs" "${BOOK_EMXX}")
 # (-fexceptions, done in JavaScript) every call that may throw goes out to JavaScript and
 # back, which made chapter 3's experiment take half a minute instead of a second.
 set(playground_exceptions -fwasm-exceptions)
+# -msimd128: WebAssembly's 128-bit vector instructions, which every current browser runs. The loops
+# along a row (the matrix products above all) then take two doubles at a time; each addition and
+# multiplication is still one correctly rounded operation, in the same order, so every number is the
+# native program's, bit for bit (the browser check compares them). Chapter 16's panel example ran
+# in 2.5 s instead of 4.2 s (Node.js, the same machine, one run each, the outputs identical).
+set(playground_simd -msimd128)
 # {fmt} is compiled once, in fmt_once.cpp; every other file includes its headers only.
-set(playground_flags -std=c++20 -O2 ${playground_exceptions} -ffp-contract=off
+set(playground_flags -std=c++20 -O2 ${playground_exceptions} ${playground_simd} -ffp-contract=off
     -Wall -Wextra -Wpedantic
     "-I${CMAKE_SOURCE_DIR}/src" "-I${CMAKE_SOURCE_DIR}/src/present" "-I${playground_dir}/include"
     -include "${CMAKE_CURRENT_SOURCE_DIR}/playground/compat.hpp")
@@ -175,7 +181,7 @@ foreach(chapter IN LISTS BOOK_CHAPTERS)
   endif()
   add_custom_command(
     OUTPUT "${module}"
-    COMMAND ${emxx} -O2 ${playground_exceptions} --bind ${entry_objects} "${object}" ${playground_library_objects}
+    COMMAND ${emxx} -O2 ${playground_exceptions} ${playground_simd} --bind ${entry_objects} "${object}" ${playground_library_objects}
             -sSINGLE_FILE=1 -sMODULARIZE=1 -sEXPORT_NAME=BookProgram -sALLOW_MEMORY_GROWTH=1
             -sENVIRONMENT=web,worker,node --pre-js "${setup_script}" -o "${module}"
     DEPENDS ${entry_objects} "${object}" ${playground_library_objects} "${setup_script}"

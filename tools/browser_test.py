@@ -888,6 +888,9 @@ class Check:
                 self.fail(page, f"{where}: {head['name']} has {len(head['weights'])} weights summing to {total} "
                                 f"(expected {len(text)}, summing to 1)")
         folder = EXPLORER_HEATMAPS.get(program)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: its first view checked" +
+                                                (" against the chapter's heatmaps" if folder else ""))
         if folder is None or not self.programs:
             return
         figures = os.path.join(os.path.dirname(self.programs), "figures", folder)
@@ -907,9 +910,6 @@ class Check:
             if shown != printed:
                 self.fail(page, f"{where}: {head['name']}'s weights on the last character {shown}, the chapter's "
                                 f"heatmap prints {printed}")
-        with self.shared.lock:
-            self.shared.playground_facts.append(f"{how}: the explorer on {page}: its first view checked" +
-                                                (" against the chapter's heatmaps" if folder else ""))
 
     def check_stepper(self, page, how, first, walk):
         """Chapter 7's stepper: it shows its first step, every number it shows is one that chapters 1 to 7

@@ -283,7 +283,8 @@ def add_playground(app, doctree):
 
 
 def add_playground_script(app, pagename, templatename, context, doctree):
-    if playground_program(pagename):
+    # A chapter page with its panel, or another page (the front page) that shows an attention explorer.
+    if playground_program(pagename) or (PLAYGROUND and 'class="explorer"' in context.get("body", "")):
         app.add_js_file("playground.js", defer="defer")
 
 

@@ -24,13 +24,19 @@ per problem, naming the page) when
 * the book's search finds nothing for "softmax";
 * a "Try it here" panel's text, exit status or figures differ from the native
   program's on the same options, served at 1280 pixels and from file:// at 390;
+* chapter 7's stepper does not show its first step, Next does not go through every step (each with
+  its own text) or Back does not go back, or a step shows a number that chapters 1 to 7's
+  output.txt never prints (every step served, the first from file://);
 * the attention explorer (chapters 15 and 16) does not answer a hover, a click that locks and one
   that unlocks, the arrow keys, Enter and Escape, its layer selector, its ablation or its head
   selector as it should, or its saved SVG file is not well-formed or holds other weights than the
   page; or (chapter 15) its weights on the panel's --sequence text, repeated once, give other
   induction scores or first choices than the native program prints (to the printed digits), or
   (chapter 16) its sampler's bars and draws differ from the native program's one-step table and
-  generated text on the panel's example, served and from file://;
+  generated text on the panel's example, served and from file://; or its first view elsewhere
+  (chapter 14's page and the front page, served and from file://) shows no head on the last
+  character, weights that do not sum to 1, or (chapter 14) other weights than the chapter's heatmaps
+  of the same verse print;
 * with --axe, axe-core finds an accessibility problem on a page as it opens, or the
   keyboard walk through chapter 7's panel fails (tools/accessibility.py).
 
@@ -199,6 +205,42 @@ EXPLORER_DRAW = browser_script("explorer_draw")
 # The attention explorer of a chapter page is checked against the native program on its panel's example
 # sequence, repeated once, as the program's --sequence repeats it.
 EXPLORER_SEQUENCES = {"ch15-induction-head": "qzkvbjwmtfyhdgsp"}
+# The chapter whose build-time run drew its heads' heatmaps on the explorer's text (head-H.svg in the build's
+# figures): the explorer's first view is checked against the heatmaps' last row.
+EXPLORER_HEATMAPS = {"ch14-next-character": "14-next-character"}
+STEPPER_STATE = browser_script("stepper_state")
+STEPPER_WALK = browser_script("stepper_walk")
+# Every number chapter 7's stepper shows must be one that these programs print (their output.txt).
+STEPPER_PRINTED_BY = [f"{n:02d}" for n in range(1, 8)]
+DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.]*\d)")  # as tools/check_prose_numbers.py reads a number
+
+
+def printed_numbers(chapters):
+    """The decimal numbers, as printed, in the output.txt of the chapters numbered `chapters`, and those files."""
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chapters"))
+    paths = [os.path.join(root, folder, "output.txt") for folder in sorted(os.listdir(root))
+             if folder[:2] in chapters and os.path.isfile(os.path.join(root, folder, "output.txt"))]
+    found = set()
+    for path in paths:
+        with open(path, encoding="utf-8") as file:
+            found.update(DECIMAL.findall(file.read()))
+    return found, paths
+
+
+def heatmap_rows(path):
+    """The entries of a heatmap SVG written by the library, as printed in it: {(row, column): text}."""
+    cells = {}
+    last = None
+    for node in ElementTree.parse(path).getroot().iter():
+        tag = node.tag.rsplit("}", 1)[-1]
+        if tag == "rect" and (node.get("class") or "").startswith("cell"):
+            last = (int(node.get("data-row")), int(node.get("data-col")))
+            title = node.find("{http://www.w3.org/2000/svg}title")
+            if title is not None:  # a compact cell: its value is its tooltip, "row → column: value"
+                cells[last] = title.text.rsplit(": ", 1)[1]
+        elif tag == "text" and node.get("class") == "cell-value" and last is not None:
+            cells[last] = node.text
+    return cells
 
 
 def solution_bodies(source):
@@ -407,6 +449,7 @@ class Shared:
         self.cache = PageCache(None, "")  # the pages that passed before (--cache)
         self.screenshot_pages = {}  # page: the names of the screenshots taken of it as it is open
         self.explorer_pages = []  # the pages with an attention explorer
+        self.stepper_printed = printed_numbers(STEPPER_PRINTED_BY)  # the numbers chapter 7's stepper may show
 
 
 class Check:
@@ -425,6 +468,7 @@ class Check:
         self.driver = None
         self.mark = time.monotonic()  # the last lap's end (lap())
         self.file_mode = False
+        self.opened = {}  # what open() said of the page open now
         self.visit = None  # what the page being checked depends on, and its failures (the cache)
         self.figures = self.shared.figures  # the SVG figures the pages show, checked at the end
         self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
@@ -534,6 +578,8 @@ class Check:
         self.driver.execute_async_script(WAIT_FOR_IMAGES)
         math["panel"] = self.driver.execute_async_script(WAIT_FOR_PLAYGROUND)
         math["explorer"] = self.driver.execute_async_script(EXPLORER_STATE)  # its first view, before the audit
+        math["stepper"] = self.driver.execute_async_script(STEPPER_STATE)  # chapter 7's stepper, on its first step
+        self.opened = math
         return math
 
     def check_page(self, page):
@@ -551,6 +597,11 @@ class Check:
                 self.check_explorer(page, "served", interactions=True)
                 self.drain_logs(page)
             self.lap(page, "explorer")
+        if panel is not None and self.opened.get("stepper") is not None:
+            with self.timed("stepper"):
+                self.check_stepper(page, "served", self.opened["stepper"], walk=True)
+                self.drain_logs(page)
+            self.lap(page, "stepper")
         if panel is not None:
             self.screenshots_of(page, phone=False)
         if panel is not None and self.axe_source and page == accessibility().KEYBOARD_PAGE:
@@ -650,11 +701,11 @@ class Check:
     def check_phone_page(self, page):
         """At 390 pixels, the page fits. A page with a panel is opened from file://, and its panel is checked
         there too: one load proves both the narrow screen and the book opened without a server."""
-        self.file_mode = page in self.panel_pages
+        self.file_mode = page in self.panel_pages or page in self.shared.explorer_pages
         self.start_visit(page)
         try:
             opened = self.check_phone_width(page, "file://" + os.path.join(self.book, page) if self.file_mode else None)
-            if self.file_mode and opened is not None:
+            if self.file_mode and opened is not None and page in self.panel_pages:
                 with self.timed("file:// panels"):
                     self.check_playground(page, None, "file://", opened["panel"])
                     self.drain_logs(page)
@@ -664,6 +715,11 @@ class Check:
                     self.check_explorer(page, "file://", interactions=False)
                     self.drain_logs(page)
                 self.lap(page, "explorer")
+            if self.file_mode and opened is not None and opened.get("stepper") is not None:
+                with self.timed("stepper"):
+                    self.check_stepper(page, "file://", opened["stepper"], walk=False)
+                    self.drain_logs(page)
+                self.lap(page, "stepper")
             if opened is not None:
                 self.screenshots_of(page, phone=True)
             self.end_visit("phone", page)
@@ -794,22 +850,99 @@ class Check:
             return
         started = time.monotonic()
         sampling = self.driver.find_elements("css selector", ".explorer[data-sampling]")
+        program = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-program")
         # Every page's explorer is the same explorer.js: its hover, keyboard and selectors are checked on
-        # chapter 15's page (two layers, an ablation that changes the second), not again on chapter 16's.
-        if interactions and not sampling:
+        # chapter 15's page (two layers, an ablation that changes the second), not again on chapter 16's;
+        # on another page (chapter 14's, the front page) only its first view is.
+        full = page.startswith(f"chapters/{program[2:]}/") and (sampling or program in EXPLORER_SEQUENCES)
+        if interactions and full and not sampling:
             self.check_explorer_mouse(page, how)
             self.check_explorer_keyboard(page, how)
             self.check_explorer_selectors(page, how)
-        if sampling:
+        if not full:
+            self.check_explorer_first_view(page, how, state, program)
+        elif sampling:
             self.check_explorer_sampling(page, how)
         else:
             self.check_explorer_numbers(page, how)
-        if interactions:  # on the view the numbers' check left, focused far into the text
+        if interactions and full:  # on the view the numbers' check left, focused far into the text
             self.check_explorer_enlarge(page, how)
             self.check_explorer_svg(page, how)
         with self.shared.lock:
             self.shared.playground_facts.append(f"{how}: the explorer on {page}: its checks took "
                                                 f"{time.monotonic() - started:.1f} s")
+
+    def check_explorer_first_view(self, page, how, state, program):
+        """The explorer's first view on a page where its interactions are not checked again: every head's
+        weights on the last character (a softmax row: they sum to 1) and the bars of the next character;
+        where the chapter drew its heads on the same text, the weights are the heatmaps' last row."""
+        where = f"({how}) the explorer's first view"
+        text = self.driver.find_element("css selector", ".explorer[data-program]").get_attribute("data-text")
+        if not state["heads"] or not state["bars"] or state["focus"] != len(text) - 1:
+            self.fail(page, f"{where}: expected every head and the bars on the last of {len(text)} characters, got "
+                            f"{len(state['heads'])} heads, {len(state['bars'])} bars, focus {state['focus']}")
+            return
+        for head in state["heads"]:
+            total = sum(float(weight) for weight in head["weights"])
+            if len(head["weights"]) != len(text) or abs(total - 1.0) > 1e-9:
+                self.fail(page, f"{where}: {head['name']} has {len(head['weights'])} weights summing to {total} "
+                                f"(expected {len(text)}, summing to 1)")
+        folder = EXPLORER_HEATMAPS.get(program)
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the explorer on {page}: its first view checked" +
+                                                (" against the chapter's heatmaps" if folder else ""))
+        if folder is None or not self.programs:
+            return
+        figures = os.path.join(os.path.dirname(self.programs), "figures", folder)
+        for head in state["heads"]:
+            path = os.path.join(figures, f"head-{head['name'].split('H')[1]}.svg")
+            if not os.path.isfile(path):
+                self.fail(page, f"{where}: the heatmap {path} to compare {head['name']} with is missing")
+                continue
+            self.visit["files"].add(path)
+            cells = heatmap_rows(path)
+            last = len(text) - 1
+            printed = [cells.get((last, j)) for j in range(len(text))]
+            if None in printed or len(cells) != len(text) ** 2:
+                self.fail(page, f"{where}: {os.path.basename(path)} is not drawn on the explorer's text {text!r}")
+                continue
+            shown = [f"{float(weight):.{len(printed[0].split('.')[1])}f}" for weight in head["weights"]]
+            if shown != printed:
+                self.fail(page, f"{where}: {head['name']}'s weights on the last character {shown}, the chapter's "
+                                f"heatmap prints {printed}")
+
+    def check_stepper(self, page, how, first, walk):
+        """Chapter 7's stepper: it shows its first step, every number it shows is one that chapters 1 to 7
+        print, and (with `walk`) Next goes through every step, each with its own text, and Back goes back."""
+        where = f"({how}) the stepper"
+        if first["state"] != "done" or first["steps"] < 2 or first["step"] != 0:
+            self.fail(page, f"{where} shows no first step (it stays {first['state']}: {first['status']!r})")
+            return
+        printed, outputs = self.shared.stepper_printed
+        self.visit["files"].update(outputs)
+        texts = [(1, first["text"])]
+        if walk:
+            shown = self.driver.execute_script(STEPPER_WALK)
+            steps = [entry["step"] for entry in shown["shown"]]
+            if steps != list(range(first["steps"])):
+                self.fail(page, f"{where}: Next showed the steps {steps}, expected 0 to {first['steps'] - 1}")
+            for before, after in zip(shown["shown"], shown["shown"][1:]):
+                if before["text"] == after["text"]:
+                    self.fail(page, f"{where}: step {after['step'] + 1} shows the same as step {before['step'] + 1}")
+            if shown["afterLast"] != first["steps"] - 1 or shown["afterBack"] != first["steps"] - 2 or \
+                    shown["backText"] != shown["shown"][-2]["text"]:
+                self.fail(page, f"{where}: Next at the last step and then Back gave the steps {shown['afterLast']} "
+                                f"and {shown['afterBack']}, expected {first['steps'] - 1} and {first['steps'] - 2}")
+            if not shown["announce"].startswith(f"Step {first['steps'] - 1} of {first['steps']}:"):
+                self.fail(page, f"{where}: the live region does not announce the step: {shown['announce'][:80]!r}")
+            texts = [(entry["step"] + 1, entry["text"]) for entry in shown["shown"]]
+        for step, text in texts:
+            stray = sorted(set(DECIMAL.findall(text)) - printed)
+            if stray:
+                self.fail(page, f"{where}, step {step}: shows {', '.join(stray)}, which chapters 1 to 7 never print")
+        with self.shared.lock:
+            self.shared.playground_facts.append(f"{how}: the stepper on {page}: {len(texts)} of its {first['steps']} "
+                                                f"steps checked against chapters 1 to 7's output.txt")
 
     def explorer_expect(self, page, where, shown, **expected):
         """Fails for each field of what the explorer shows that is not as expected; returns whether all were."""

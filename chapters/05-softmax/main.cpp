@@ -52,6 +52,15 @@ std::string softmax_chapter(const sa::Example& example)
     //> softmax
     const sa::Matrix weights = sa::softmax_rows(scaled);  // row i: how query i spends its attention
     //< softmax
+    // The formula as written on the example's own rows, where no exponent is large: each e^s, and their sum.
+    const sa::Matrix terms = exponentials(scaled);
+    sa::Matrix terms_and_sum(n, n + 1, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        for (std::size_t j = 0; j < n; ++j) {
+            terms_and_sum(i, j) = terms(i, j);
+            terms_and_sum(i, n) += terms(i, j);
+        }
+    }
     //> shifted-rows
     sa::Matrix shifted(3, n);  // the last row as it is, then with 1000 added, then with 1000 taken away
     for (std::size_t j = 0; j < n; ++j) {
@@ -68,6 +77,9 @@ std::string softmax_chapter(const sa::Example& example)
     const std::string masked = example.causal ? ", causally masked" : "";
     sa::Report report(example);
     report.table("Scaled scores" + masked + ", rows ask, columns are asked about", scaled, tokens, tokens);
+    std::vector<std::string> terms_columns = tokens;
+    terms_columns.push_back("Σ e^s");
+    report.table("e^s of each row and their sum Σ e^s, the formula as written", terms_and_sum, tokens, terms_columns);
     report.table("Weights A = softmax_rows(scores), one row at a time", weights, tokens, tokens);
     report.table("The " + tokens.back() + " row shifted by a constant", shifted, rows, tokens);
     report.table("e^s, the numerators as written", exponentials(shifted), rows, tokens);

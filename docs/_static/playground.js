@@ -100,6 +100,9 @@
       return program.sample(request.logits, request.temperature, request.topK, request.greedy, request.seed,
                             request.draw);
     }
+    if (request.kind === 'steps') {  // chapter 7's worked example, step by step (stepper.js): a JSON text
+      return program.attention_steps();
+    }
     if (request.kind === 'put') {
       for (const path of Object.keys(request.files)) program.put_file(path, request.files[path]);
       return null;
@@ -417,18 +420,19 @@
     show();
   }
 
-  // The attention explorer of a page (explorer.js, loaded where a page has one) shares the program.
-  function startExplorers() {
-    const explorers = document.querySelectorAll('.explorer[data-program]');
-    if (!explorers.length) return;
-    const tag = element('script', {src: staticFolder + 'explorer.js', async: 'async'});
+  // The attention explorer (explorer.js) and the stepper (stepper.js) of a page, each loaded where a page
+  // has one, share the page's program with its panel.
+  function startViews(selector, file, global, what) {
+    const roots = document.querySelectorAll(selector);
+    if (!roots.length) return;
+    const tag = element('script', {src: staticFolder + file, async: 'async'});
     tag.onload = function () {
-      explorers.forEach(function (root) { window.BookExplorer.start(root, loadProgram); });
+      roots.forEach(function (root) { window[global].start(root, loadProgram); });
     };
     tag.onerror = function () {
-      explorers.forEach(function (root) {
+      roots.forEach(function (root) {
         root.dataset.state = 'unavailable';
-        root.replaceChildren(element('p', {text: 'The explorer could not be loaded here (_static/explorer.js).'}));
+        root.replaceChildren(element('p', {text: 'The ' + what + ' could not be loaded here (_static/' + file + ').'}));
       });
     };
     document.head.appendChild(tag);
@@ -436,7 +440,8 @@
 
   function startAll() {
     document.querySelectorAll('.playground[data-program]').forEach(start);
-    startExplorers();
+    startViews('.explorer[data-program]', 'explorer.js', 'BookExplorer', 'explorer');
+    startViews('.stepper[data-program]', 'stepper.js', 'BookStepper', 'stepper');
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', startAll);
   else startAll();

@@ -73,8 +73,13 @@ book_playground_compile("${entry_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playgroun
 # whose page shows the explorer (docs/_static/explorer.js).
 set(explorer_object "${playground_dir}/obj/explorer.o")
 book_playground_compile("${explorer_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/explorer.cpp")
-set(playground_explorer_ch15-induction-head ON)
+set(playground_explorer_ch14-next-character ON)
+set(playground_explorer_ch15-induction-head ON)  # also the front page's (docs/index.rst)
 set(playground_explorer_ch16-generating-text ON)
+# The stepper's entry point (stepper.cpp): chapter 7's worked example, step by step (docs/_static/stepper.js).
+set(stepper_object "${playground_dir}/obj/stepper.o")
+book_playground_compile("${stepper_object}" "${CMAKE_CURRENT_SOURCE_DIR}/playground/stepper.cpp")
+set(playground_stepper_ch07-attention ON)
 
 # The files a chapter program reads that the build made: the macro its main.cpp names the
 # file by, the path the WebAssembly program reads it at (from the in-memory root, where a
@@ -93,6 +98,7 @@ set(playground_files
 # files above it reads that its main.cpp does not name.
 set(playground_start_ch14-next-character --steps 50 --heads 2 --seed 7)  # its try.cmd
 set(playground_fields_ch14-next-character --steps --heads)
+set(playground_reads_ch14-next-character BOOK_CH14_MODEL)  # for the explorer
 set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --sequence "qzkvbjwmtfyhdgsp")
 set(playground_fields_ch15-induction-head --load --sequence)
 set(playground_reads_ch15-induction-head BOOK_CH15_MODEL BOOK_CH15_COPYING)  # the second for the explorer
@@ -178,6 +184,9 @@ foreach(chapter IN LISTS BOOK_CHAPTERS)
   set(entry_objects "${entry_object}")
   if(playground_explorer_${program})
     list(APPEND entry_objects "${explorer_object}")
+  endif()
+  if(playground_stepper_${program})
+    list(APPEND entry_objects "${stepper_object}")
   endif()
   add_custom_command(
     OUTPUT "${module}"

@@ -1,7 +1,12 @@
-"""Running the checks: CTest runs each Catch2 test case in a process of its own, with a time
-limit; Catch2 writes an XML report for each (catch_discover_tests REPORTER xml in
-tools/learning/grading.cmake), and the grader reads the reports."""
+"""Running the checks: each chapter's test program first runs all its checks in one process;
+those that pass there within the time limit stand. Every other check (one that failed, every
+check of a run that crashed or ran out of time, and the slow ones) runs again alone: CTest runs
+each Catch2 test case in a process of its own, with a time limit; Catch2 writes an XML report
+for each (catch_discover_tests REPORTER xml in tools/learning/grading.cmake), and the grader
+reads the reports and their hints."""
+import concurrent.futures
 import json
+import os
 import queue
 import re
 import subprocess
@@ -51,15 +56,53 @@ def list_cases(executable, spec=""):
 
 
 def report_paths(build):
-    """{(test file stem, case name): (CTest test name, the path of the XML report its Catch2 run writes)}."""
+    """{(test file stem, case name): (CTest test name, the path of the XML report its Catch2 run writes)},
+    and {test file stem: (the environment, the working folder)} that CTest runs its checks with."""
     shown = run_quietly(["ctest", "--test-dir", str(build), "-N", "--show-only=json-v1"])
-    paths = {}
+    paths, settings = {}, {}
     for test in json.loads(shown.stdout or "{}").get("tests", []):
         stem, _colon, case = test["name"].partition(":")  # catch_discover_tests' TEST_PREFIX "stem: "
         for argument in test.get("command") or []:
             if argument.startswith("--out "):
                 paths[(stem, case.strip())] = (test["name"], Path(argument[len("--out "):]))
-    return paths
+        found = {item["name"]: item["value"] for item in test.get("properties") or []}
+        settings[stem] = (found.get("ENVIRONMENT", []), found.get("WORKING_DIRECTORY", str(build)))
+    return paths, settings
+
+
+ONE_RUN = f"~{UNGRADED_TAG}~{SLOW_TAG}"  # the checks a test program runs in one process: graded, not slow
+
+
+def passed_in_one_run(executable, stem, setting, timeout):
+    """The checks of one test program that pass when it runs them all in one process (ONE_RUN), each
+    within `timeout` seconds. None if the run crashed or took longer than `timeout` altogether: then
+    every check runs alone, and says how it ended."""
+    environment, folder = setting
+    report = Path(folder) / "catch-reports" / f"{stem.replace(' ', '-')}-in-one-run.xml"
+    report.unlink(missing_ok=True)
+    try:
+        result = subprocess.run([str(executable), ONE_RUN, "--reporter", "xml", "--out", str(report), "--durations",
+                                 "yes", "--warn", "NoTests"], cwd=folder, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, timeout=timeout,
+                                env=dict(os.environ, **dict(item.split("=", 1) for item in environment)))
+        root = ElementTree.parse(report).getroot() if result.returncode >= 0 else None
+    except (subprocess.TimeoutExpired, OSError, ElementTree.ParseError):
+        root = None
+    if root is None:
+        print(f"  {shown(stem + ':').rstrip(': ')}: its checks crashed or did not finish within {timeout:g} s "
+              "in one run; each runs alone", flush=True)
+        return None
+    return {case.get("name") for case in root.iter("TestCase")
+            if (overall := case.find("OverallResult")) is not None and overall.get("success") == "true"
+            and float(overall.get("durationInSeconds", "inf")) <= timeout}
+
+
+def run_in_one_process(build, programs, settings, timeout, jobs):
+    """{stem: the checks that passed} for {stem: test program}, `jobs` programs at a time."""
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        runs = {stem: pool.submit(passed_in_one_run, program, stem, settings.get(stem, ([], str(build))), timeout)
+                for stem, program in programs.items()}
+        return {stem: run.result() or set() for stem, run in runs.items()}
 
 
 def shown(test):

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from .book import BACKUP_FOLDER, NOT_IMPLEMENTED, SRC, LearnError, exercises, graded_chapters, relative
 from .build import BuildFailed, build_workspace
-from .checks import SLOW_FACTOR, SLOW_TAG, Check, grade_check, list_cases, report_paths, run_ctest
+from .checks import SLOW_FACTOR, SLOW_TAG, Check, grade_check, list_cases, report_paths, run_ctest, \
+    run_in_one_process
 from .sources import chapter_digest
 from .table import ChapterResult, print_table, save_results
 from .workspace import exercise_state, missing
@@ -46,17 +47,20 @@ def run_chapters(build, chapters, timeout, jobs, together):
     """Run the checks of these chapters; returns {stem: [Check]}."""
     if not chapters:
         return {}
-    names = {stem_of(chapter, together): list_cases(build / "bin" / f"test_{chapter.tests}") for chapter in chapters}
-    slow_names = {stem_of(chapter, together): set(list_cases(build / "bin" / f"test_{chapter.tests}", SLOW_TAG))
-                  for chapter in chapters}
-    reports = report_paths(build)
+    programs = {stem_of(chapter, together): build / "bin" / f"test_{chapter.tests}" for chapter in chapters}
+    names = {stem: list_cases(program) for stem, program in programs.items()}
+    slow_names = {stem: set(list_cases(program, SLOW_TAG)) for stem, program in programs.items()}
+    reports, settings = report_paths(build)
     for stem in names:
         for name in names[stem]:
             reports.get((stem, name), ("", Path("/nonexistent")))[1].unlink(missing_ok=True)
     print(f"Running {sum(map(len, names.values()))} checks (each stops after {timeout:g} s)...", flush=True)
+    # Each program runs its checks in one process first; the rest run alone, each in its own process.
+    passed = run_in_one_process(build, programs, settings, timeout, jobs)
     # A check tagged [slow] (an experiment of many random draws) gets a longer time limit.
     slow = {reports.get((stem, name), ("",))[0] for stem in names for name in slow_names[stem]} - {""}
-    chosen = {reports.get((stem, name), ("",))[0] for stem in names for name in names[stem]} - slow - {""}
+    chosen = {reports.get((stem, name), ("",))[0] for stem in names for name in names[stem]
+              if name not in passed[stem]} - slow - {""}
     ended = run_ctest(build, sorted(slow), timeout * SLOW_FACTOR, jobs)
     ended.update(run_ctest(build, sorted(chosen), timeout, jobs))
     checks = {}
@@ -64,7 +68,8 @@ def run_chapters(build, chapters, timeout, jobs, together):
         checks[stem] = []
         for name in names[stem]:
             test, report = reports.get((stem, name), ("", None))
-            checks[stem].append(grade_check(name, report, ended.get(test, "not run"),
+            checks[stem].append(Check(name, passed=True) if name in passed[stem] and test not in slow else
+                                grade_check(name, report, ended.get(test, "not run"),
                                             timeout * (SLOW_FACTOR if test in slow else 1)))
     return checks
 

@@ -75,8 +75,8 @@ ONE_RUN = f"~{UNGRADED_TAG}~{SLOW_TAG}"  # the checks a test program runs in one
 
 def passed_in_one_run(executable, stem, setting, timeout):
     """The checks of one test program that pass when it runs them all in one process (ONE_RUN), each
-    within `timeout` seconds. None if the run crashed or took longer than `timeout` altogether: then
-    every check runs alone, and says how it ended."""
+    within `timeout` seconds. None pass if the run crashed or took longer than `timeout` altogether:
+    then every check runs alone, and says how it ended."""
     environment, folder = setting
     report = Path(folder) / "catch-reports" / f"{stem.replace(' ', '-')}-in-one-run.xml"
     report.unlink(missing_ok=True)
@@ -91,7 +91,7 @@ def passed_in_one_run(executable, stem, setting, timeout):
     if root is None:
         print(f"  {shown(stem + ':').rstrip(': ')}: its checks crashed or did not finish within {timeout:g} s "
               "in one run; each runs alone", flush=True)
-        return None
+        return set()
     return {case.get("name") for case in root.iter("TestCase")
             if (overall := case.find("OverallResult")) is not None and overall.get("success") == "true"
             and float(overall.get("durationInSeconds", "inf")) <= timeout}
@@ -102,7 +102,7 @@ def run_in_one_process(build, programs, settings, timeout, jobs):
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         runs = {stem: pool.submit(passed_in_one_run, program, stem, settings.get(stem, ([], str(build))), timeout)
                 for stem, program in programs.items()}
-        return {stem: run.result() or set() for stem, run in runs.items()}
+        return {stem: run.result() for stem, run in runs.items()}
 
 
 def shown(test):

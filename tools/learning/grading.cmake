@@ -18,6 +18,8 @@ function(book_grading_sources)
     message(FATAL_ERROR "tools/exercises.py could not read the exercise markers: ${problem}")
   endif()
   set(sources ${book_sources})
+  set(kept ${book_sources})
+  set(grading "")
   string(REPLACE "\n" ";" listing "${listing}")
   foreach(line IN LISTS listing)
     if(line MATCHES "^([^ ]+\\.cpp)")
@@ -26,34 +28,33 @@ function(book_grading_sources)
         message(FATAL_ERROR "${BOOK_WORKSPACE} has no ${file}: grade with tools/learn grade, which writes it")
       endif()
       list(REMOVE_ITEM sources "${CMAKE_SOURCE_DIR}/src/${file}")
+      list(REMOVE_ITEM kept "${CMAKE_SOURCE_DIR}/src/${file}")
       list(APPEND sources "${BOOK_WORKSPACE}/${file}")
+      list(APPEND grading "${BOOK_WORKSPACE}/${file}")
     endif()
   endforeach()
   # A new exercise in the book changes the list: configure again.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
                ${book_sources} "${CMAKE_SOURCE_DIR}/tools/exercises.py")
   set(book_sources ${sources} PARENT_SCOPE)
+  set(book_grading_steps ${grading} PARENT_SCOPE)
+  set(book_kept_steps ${kept} PARENT_SCOPE)
 endfunction()
 
-# The library optimized (the experiments in the tests run in well under a second), without
-# debug information, and its common headers precompiled once: a changed step compiles in a
-# third of the time. A source with options of its own (a chapter's -O3 or -march=native)
-# compiles without the precompiled headers.
+# The learner's steps, that is the grading sources, optimized (the experiments in the tests run
+# in well under a second), without debug information, and their common headers precompiled
+# once: a changed step compiles in a third of the time.
+#
+# The book's files without exercises compile exactly as in the book's own build (its flags, its
+# options per file, no precompiled headers), so with ccache a first grade takes them from the
+# book's build instead of compiling them again; their objects go into the same shared library.
 function(book_grading_library)
+  add_library(selfattention-kept OBJECT ${book_kept_steps})
+  book_library_code(selfattention-kept)
+  target_link_libraries(selfattention PRIVATE selfattention-kept)
   target_compile_options(selfattention PRIVATE -O2 -g0)
   target_precompile_headers(selfattention PRIVATE <cmath> <stdexcept> <string> <vector> <fmt/format.h>
                             "${CMAKE_SOURCE_DIR}/src/matrix.hpp")
-  cmake_language(DEFER DIRECTORY "${CMAKE_SOURCE_DIR}" CALL book_grading_pch_exceptions)
-endfunction()
-
-function(book_grading_pch_exceptions)
-  get_target_property(sources selfattention SOURCES)
-  foreach(source IN LISTS sources)
-    get_source_file_property(options "${source}" COMPILE_OPTIONS)
-    if(options)
-      set_source_files_properties("${source}" PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
-    endif()
-  endforeach()
 endfunction()
 
 # The test program of one chapter (tests/chNN_slug.cpp). It links the library as a shared

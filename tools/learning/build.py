@@ -44,6 +44,8 @@ def use_ccache():
     os.environ.pop("CCACHE_BASEDIR", None)  # messages keep the full paths the grader maps back
     os.environ["CCACHE_NOHASHDIR"] = "1"  # the same test compiled in build/ and in build/grade/ is one entry
     os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros")  # the library's precompiled headers
+    # ...whose checksum tools/learning/ccache_pch.sh writes beside them: ccache hashes it in their place.
+    os.environ.setdefault("CCACHE_PCH_EXTSUM", "1")
     return True
 
 

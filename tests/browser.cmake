@@ -13,8 +13,9 @@
 # changed, and always the figures, the search and the front door. A page that failed is
 # never kept. `tools/browser_test.py ... --no-cache` checks every page.
 if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
-  # Not alone: it drives two browsers but mostly waits for them (a third of one core on the loaded
-  # 2-core machine: 178 s of wall time, 62 s of CPU), so the other tests share the cores with it.
+  # Not alone, though its two browsers keep both cores busy (alone on the quiet 2-core machine, with
+  # --no-cache: 178 to 194 s of wall time and 344 to 372 s of the machine's CPU time, most of it the
+  # browsers'), so that the grader's chain and the short tests share the cores with it.
   # CTest starts the costliest tests first: with the suite's highest COST it runs at the start, beside
   # the grader's chain (COST 500), and the short tests fill the gaps.
   book_test(NAME browser.book LABELS "browser" PROPERTIES TIMEOUT 720 COST 1000

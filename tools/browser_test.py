@@ -273,6 +273,9 @@ OWN_INPUTS = {"first": [("--steps", "3", "3 steps"), ("--greedy", True, "greedy"
                         ("--temperature", "0.5", "τ = 0.5")]}
 
 
+MALFORMED = "malformed"  # the last case of playground_inputs(): an input the program must refuse
+
+
 def playground_inputs(defaults):
     """Three readers' inputs and one malformed one, for whatever fields the chapter's panel has."""
     cases = []
@@ -307,7 +310,7 @@ def playground_inputs(defaults):
             other_name.append(name)
     cases.append((", ".join(other_name) or "other values", other))
     malformed = {"--embeddings": "2,0;1,x"} if "--embeddings" in defaults else {"--precision": "eleven"}
-    cases.append(("malformed", malformed))
+    cases.append((MALFORMED, malformed))
     return cases
 
 
@@ -815,7 +818,7 @@ class Check:
             # runs through the same fields and worker as served, so of the readers' inputs only the
             # malformed one runs again (the error's way back); the others would compute the same
             # numbers a second time.
-            inputs = [(name, values) for name, values in inputs if name == "malformed"]
+            inputs = [(name, values) for name, values in inputs if name == MALFORMED]
         cases = []
         for name, values in [("the panel's example", None)] + inputs:
             # Every field as the case leaves it, against the program's own defaults: the reader's command.
@@ -841,7 +844,7 @@ class Check:
             if shown["text"] != text:
                 self.fail(page, f"{where}: the text differs from the native program's "
                                 f"{'stdout' if status == 0 else 'stderr'}: {first_difference(shown['text'], text)}")
-            if name == "malformed" and status == 0:
+            if name == MALFORMED and status == 0:
                 self.fail(page, f"{where}: the native program accepted {values}")
             self.check_panel_figures(page, where, shown, status, figures)
 

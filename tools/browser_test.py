@@ -30,7 +30,8 @@ per problem, naming the page) when
   output.txt never prints (every step served, the first from file://);
 * the attention explorer (chapters 15 and 16) does not answer a hover, a click that locks and one
   that unlocks, the arrow keys, Enter and Escape, its layer selector, its ablation or its head
-  selector as it should, or its saved SVG file is not well-formed or holds other weights than the
+  selector as it should, or a character that comes under the pointer at rest (the page scrolled, or
+  a rerun drew the characters anew) takes the focus, or its saved SVG file is not well-formed or holds other weights than the
   page; or (chapter 15) its weights on the panel's --sequence text, repeated once, give other
   induction scores or first choices than the native program prints (to the printed digits), or
   (chapter 16) its sampler's bars and draws differ from the native program's one-step table and
@@ -990,10 +991,25 @@ class Check:
                              locked="false", pressed=[])
         ActionChains(self.driver, duration=0).move_to_element(buttons[3]).perform()
         self.explorer_expect(page, f"{where}, unlocked, hovering character 3", self.explorer_state(), focus=3)
+        self.check_explorer_pointer_at_rest(page, where, buttons)
         with self.shared.lock:
             self.shared.playground_facts.append(f"{how}: the explorer on {page}: a hover shows new weights in "
                                                 f"{max(hover_ms):.1f} ms at most; the model's run took "
                                                 f"{before['runMs']} ms")
+
+    def check_explorer_pointer_at_rest(self, page, where, buttons):
+        """A character that comes under a pointer at rest does not take the focus: the page scrolls by a row of
+        characters under the pointer resting on character 3 (as when the arrow keys move the focus out of view),
+        and the focus stays on 3."""
+        row = self.driver.execute_script("return arguments[1].getBoundingClientRect().top - "
+                                         "arguments[0].getBoundingClientRect().top", buttons[3], buttons[-1])
+        if row <= 0:
+            self.fail(page, f"{where}: the characters fit one row, so no scroll can bring another under the pointer")
+            return
+        self.driver.execute_script("window.scrollBy(0, arguments[0])", row)
+        time.sleep(0.5)  # the browser updates what is under the pointer a frame or two after the scroll
+        self.explorer_expect(page, f"{where}, the page scrolled a row under the pointer at rest on character 3",
+                             self.explorer_state(), focus=3)
 
     def check_explorer_keyboard(self, page, how):
         """The arrow keys, Home and End move the focus (and the keyboard focus with it), Enter locks, Escape
@@ -1026,8 +1042,6 @@ class Check:
         last layer's weights, and choosing none again gives the first weights back."""
         where = f"({how}) the explorer"
         root = ".explorer select[id$='-{}']"
-        # The pointer leaves the characters: a rerun draws them anew, and the one under it would take the focus.
-        ActionChains(self.driver, duration=0).move_to_element(self.driver.find_element("css selector", ".explorer-status")).perform()
         layers = Select(self.driver.find_element("css selector", root.format("layer")))
         last = layers.first_selected_option.get_attribute("value")
         before = self.explorer_state()
@@ -1134,7 +1148,7 @@ class Check:
         self.driver.execute_script("const root = document.querySelector('.explorer[data-sampling]');"
                                    "const buttons = root.querySelectorAll('.explorer-character');"
                                    "if (root.dataset.locked === 'true') buttons[Number(root.dataset.focus)].click();"
-                                   "buttons[buttons.length - 1].dispatchEvent(new MouseEvent('mouseover', "
+                                   "buttons[buttons.length - 1].dispatchEvent(new MouseEvent('mousemove', "
                                    "{bubbles: true}))")
         state = self.explorer_state()
         if state["state"] != "done" or state["focus"] != len(printed["prompt"]) - 1:

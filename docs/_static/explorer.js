@@ -7,8 +7,9 @@
  * text and returns every layer's and head's attention weights and the next-character
  * probabilities after each position; everything below only shows those numbers.
  *
- * Hover a character to focus it, click (or Enter) to lock the focus, click again or Escape to
- * unlock; the arrow keys, Home and End move the focus. For the focused character, each head of the
+ * Hover a character to focus it (moving the pointer: one that comes under a pointer at rest does not
+ * take the focus), click (or Enter) to lock the focus, click again or Escape to unlock; the arrow
+ * keys, Home and End move the focus. For the focused character, each head of the
  * chosen layer shows its weights over the characters up to it (colour, and the number on demand),
  * and the bars show the model's most likely next characters. A live region says the same in words.
  * A head selector enlarges one head; a button saves the view as an SVG file.
@@ -269,9 +270,12 @@
       render(speak);
     }
 
-    characters.addEventListener('mouseover', function (event) {
+    // A hover is the pointer moving over a character: 'mousemove', not 'mouseover', which the browser also
+    // sends when a character comes under a pointer at rest (the page scrolled to the focus the arrow keys
+    // moved, or a rerun drew the characters anew), and that must not take the focus from the keyboard.
+    characters.addEventListener('mousemove', function (event) {
       const button = event.target.closest('.explorer-character');
-      if (button && !locked) moveTo(Number(button.dataset.position), false);
+      if (button && !locked && Number(button.dataset.position) !== focus) moveTo(Number(button.dataset.position), false);
     });
     characters.addEventListener('click', function (event) {
       const button = event.target.closest('.explorer-character');

@@ -14,7 +14,7 @@ for (const layer of layers) {
   select.dispatchEvent(new Event('change'));
   shown[layer] = {};
   for (const i of rows) {
-    buttons[i].dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+    buttons[i].dispatchEvent(new MouseEvent('mousemove', {bubbles: true}));
     for (const head of root.querySelectorAll('.explorer-head')) {
       (shown[layer][head.dataset.head] = shown[layer][head.dataset.head] || []).push(
         Array.from(head.querySelectorAll('.explorer-cell[data-weight]')).map(cell => Number(cell.dataset.weight)));

@@ -275,7 +275,8 @@
     // moved, or a rerun drew the characters anew), and that must not take the focus from the keyboard.
     characters.addEventListener('mousemove', function (event) {
       const button = event.target.closest('.explorer-character');
-      if (button && !locked && Number(button.dataset.position) !== focus) moveTo(Number(button.dataset.position), false);
+      const position = button ? Number(button.dataset.position) : focus;
+      if (!locked && position !== focus) moveTo(position, false);
     });
     characters.addEventListener('click', function (event) {
       const button = event.target.closest('.explorer-character');

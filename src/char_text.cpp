@@ -218,6 +218,10 @@ std::uint64_t context_key(const std::vector<std::size_t>& tokens, std::size_t po
     return key;
 }
 
+// The most sequences count_ngrams() counts in an array (8 MiB of counts) rather than straight into its map:
+// V^n up to n = 3 for the book's 63 characters, where a text of millions of characters repeats each many times.
+constexpr std::uint64_t dense_sequences = std::uint64_t{1} << 20;
+
 void check_tokens_below(const std::vector<std::size_t>& tokens, std::size_t first, std::size_t last,
                         std::size_t vocabulary, const char* function)
 {
@@ -249,10 +253,25 @@ NgramCounts count_ngrams(const std::vector<std::size_t>& training, std::size_t o
         check_tokens_below(training, 0, training.size() - 1, vocabulary, "count_ngrams");
     }
     NgramCounts counts{order, vocabulary, {}, {}};
-    for (std::size_t j = order - 1; j < training.size(); ++j) {
-        const std::uint64_t context = context_key(training, j, order, vocabulary);
-        counts.sequences[context * vocabulary + training[j]] += 1.0;
-        counts.contexts[context] += 1.0;
+    if (largest <= dense_sequences) {  // counted in an array, then the sequences seen kept
+        std::vector<double> dense(largest, 0.0);
+        for (std::size_t j = order - 1; j < training.size(); ++j) {
+            dense[context_key(training, j, order, vocabulary) * vocabulary + training[j]] += 1.0;
+        }
+        for (std::uint64_t sequence = 0; sequence < largest; ++sequence) {
+            if (dense[sequence] != 0.0) {
+                counts.sequences.emplace(sequence, dense[sequence]);
+            }
+        }
+    } else {
+        for (std::size_t j = order - 1; j < training.size(); ++j) {
+            counts.sequences[context_key(training, j, order, vocabulary) * vocabulary + training[j]] += 1.0;
+        }
+    }
+    // count(context) = Σ_next count(context, next): one addition per distinct sequence, not per position
+    // (whole numbers, so the sum is exact in any order).
+    for (const auto& [sequence, count] : counts.sequences) {
+        counts.contexts[sequence / vocabulary] += count;
     }
     return counts;
 }

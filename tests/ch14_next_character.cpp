@@ -455,6 +455,41 @@ TEST_CASE("Counted n-grams of every order on a tiny text, worked by hand", "[ch1
     CHECK_THROWS_WITH(sa::count_ngrams(training, 9, 256), Contains("does not fit in 64 bits"));
 }
 
+TEST_CASE("Counted n-grams are each sequence's and each context's count whatever V^n is", "[ch14][support]")
+{
+    // count_ngrams counts in an array while V^n is at most 2^20 and straight into its map above that: the
+    // counts must be the same either way, each the number of times its sequence (or context) occurs,
+    // counted here one position at a time.
+    sa::SplitMix64 generator(14);
+    std::vector<std::size_t> tokens(3000);
+    for (std::size_t& token : tokens) {
+        token = static_cast<std::size_t>(generator.uniform() * 5.0);  // tokens 0 to 4: below every V here
+    }
+    for (const auto& [v, order] : {std::pair<std::size_t, std::size_t>{5, 3}, {1100, 2}, {5, 9}}) {
+        const sa::NgramCounts counts = sa::count_ngrams(tokens, order, v);
+        std::map<std::uint64_t, double> sequences;
+        std::map<std::uint64_t, double> contexts;
+        for (std::size_t j = order - 1; j < tokens.size(); ++j) {
+            std::uint64_t context = 0;
+            for (std::size_t k = j + 1 - order; k < j; ++k) {
+                context = context * v + tokens[k];
+            }
+            sequences[context * v + tokens[j]] += 1.0;
+            contexts[context] += 1.0;
+        }
+        INFO("V = " << v << " and n = " << order << ": V^n = " << std::pow(static_cast<double>(v), order)
+                    << " possible sequences");
+        CHECK(counts.sequences.size() == sequences.size());
+        CHECK(counts.contexts.size() == contexts.size());
+        for (const auto& [key, count] : sequences) {
+            CHECK(counts.sequences.at(key) == count);
+        }
+        for (const auto& [key, count] : contexts) {
+            CHECK(counts.contexts.at(key) == count);
+        }
+    }
+}
+
 TEST_CASE("Counted n-grams of order 2 are the bigram, to the last bit", "[ch14][support]")
 {
     // The same sums of the same counts, (count(a, b) + 1) / (count(a) + V), in the same order.

@@ -16,23 +16,49 @@ namespace sa {
 
 namespace {
 
-// Turns each head's pairs (2i, 2i+1) of one row by the angle p θ_i, θ_i = 10000^(−2i/(d/h)), with
-// the expressions layer_forward() uses, so the turned row is the one it makes, bit for bit.
+// θ_i = 10000^(−2i/(d/h)) for the pair (2i, 2i+1) of a head of width d/h, as layer_forward() computes it.
+double rotary_theta(std::size_t i, std::size_t head_dim)
+{
+    return std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(head_dim));
+}
+
+// Turns the pair (x, y) at `pair` by the angle whose cosine and sine are c and s.
+void turn_pair(double* pair, double c, double s)
+{
+    const double x = pair[0];
+    const double y = pair[1];
+    pair[0] = x * c - y * s;
+    pair[1] = x * s + y * c;
+}
+
+// Turns each head's pairs (2i, 2i+1) of one row by the angle p θ_i, with the expressions
+// layer_forward() uses, so the turned row is the one it makes, bit for bit.
 // (Unused while decode_next() is an exercise's stub.)
 [[maybe_unused]] void rotate_row(Matrix& row, std::size_t heads, std::size_t position)
 {
     const std::size_t head_dim = row.cols() / heads;
-    const double d = static_cast<double>(head_dim);
     for (std::size_t h = 0; h < heads; ++h) {
         for (std::size_t i = 0; i < head_dim / 2; ++i) {
-            const double theta = std::pow(10000.0, -2.0 * static_cast<double>(i) / d);
-            const double c = std::cos(static_cast<double>(position) * theta);
-            const double s = std::sin(static_cast<double>(position) * theta);
-            double* pair = row.data() + h * head_dim + 2 * i;
-            const double x = pair[0];
-            const double y = pair[1];
-            pair[0] = x * c - y * s;
-            pair[1] = x * s + y * c;
+            const double theta = rotary_theta(i, head_dim);
+            turn_pair(row.data() + h * head_dim + 2 * i, std::cos(static_cast<double>(position) * theta),
+                      std::sin(static_cast<double>(position) * theta));
+        }
+    }
+}
+
+// rotate_row() on each row p of `rows` at position p, each angle's cosine and sine computed once for
+// every head.
+void rotate_rows(Matrix& rows, std::size_t heads)
+{
+    const std::size_t head_dim = rows.cols() / heads;
+    for (std::size_t i = 0; i < head_dim / 2; ++i) {
+        const double theta = rotary_theta(i, head_dim);
+        for (std::size_t p = 0; p < rows.rows(); ++p) {
+            const double c = std::cos(static_cast<double>(p) * theta);
+            const double s = std::sin(static_cast<double>(p) * theta);
+            for (std::size_t h = 0; h < heads; ++h) {
+                turn_pair(rows.data() + p * rows.cols() + h * head_dim + 2 * i, c, s);
+            }
         }
     }
 }
@@ -121,6 +147,36 @@ DecodedStep decode_next(const LanguageModel& model, GenerationCache& cache, std:
     // END SOLUTION
 }
 //< decode-next
+
+GenerationCache prefill(const LanguageModel& model, const std::vector<std::size_t>& tokens)
+{
+    GenerationCache cache = empty_cache(model);
+    if (tokens.empty()) {
+        return cache;
+    }
+    const std::size_t heads = model.shape.heads;
+    Matrix x = embed(model.embedding, tokens);  // every position's stream at once, t×d
+    for (std::size_t l = 0; l < model.layers.size(); ++l) {
+        const AttentionLayer& layer = model.layers[l];
+        Matrix k = multiply(x, layer.w_key);  // one product for all the rows decode_next() makes one by one
+        const Matrix v = multiply(x, layer.w_value);
+        rotate_rows(k, heads);
+        for (std::size_t h = 0; h < heads; ++h) {  // head h's columns of each row, position after position
+            KvCache& head = cache.layers[l][h];
+            for (std::size_t p = 0; p < tokens.size(); ++p) {
+                const double* key = k.data() + p * k.cols() + h * head.key_dim;
+                const double* value = v.data() + p * v.cols() + h * head.value_dim;
+                head.keys.insert(head.keys.end(), key, key + head.key_dim);
+                head.values.insert(head.values.end(), value, value + head.value_dim);
+            }
+        }
+        if (l + 1 < model.layers.size()) {
+            x = layer_forward(layer, x, heads, tokens.size(), nullptr);  // the stream the next layer reads
+        }
+    }
+    cache.length = tokens.size();
+    return cache;
+}
 
 std::vector<double> recomputed_logits(const LanguageModel& model, const std::vector<std::size_t>& tokens)
 {

@@ -45,6 +45,18 @@ struct DecodedStep {
 /// \throws std::invalid_argument if the token is outside the vocabulary or the cache is not the model's
 [[nodiscard]] DecodedStep decode_next(const LanguageModel& model, GenerationCache& cache, std::size_t token);
 
+/// \brief The cache after a text, filled at once ("prefill"): each layer's keys and values of every
+///        position from one product per matrix, as forward() computes them.
+///
+/// It holds the numbers decode_next() appends one token at a time, bit for bit, without what no later
+/// step reads: the queries, attention and output of the last layer, and the logits. A next
+/// decode_next() then gives the logits after the text, those of forward() on it with the next token.
+/// \param model the model
+/// \param tokens the text, each below V; empty gives an empty cache
+/// \return the cache, its length the text's
+/// \throws std::out_of_range if a token is outside the vocabulary
+[[nodiscard]] GenerationCache prefill(const LanguageModel& model, const std::vector<std::size_t>& tokens);
+
 /// \brief The reference without a cache: forward() on the whole text as one window, last row.
 /// \param model the model
 /// \param tokens the text so far, at least one token

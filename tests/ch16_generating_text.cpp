@@ -261,6 +261,42 @@ TEST_CASE("The KV cache equals recomputation bit for bit at every step, for 1 to
     }
 }
 
+TEST_CASE("Prefill holds the keys and values decode_next appends one token at a time bit for bit", "[ch16]")
+{
+    for (const std::size_t layers : {1U, 2U, 3U}) {
+        for (const std::size_t heads : {1U, 2U, 4U, 8U}) {
+            sa::SplitMix64 generator(300 + 10 * layers + heads);
+            const sa::ModelShape shape{7, 16, heads, layers, 8};
+            const sa::LanguageModel model = sa::random_model(shape, generator);
+            const std::vector<std::size_t> tokens = random_tokens(12, 7, generator);  // past the context of 8
+            sa::GenerationCache stepped = sa::empty_cache(model);
+            for (std::size_t t = 0; t < tokens.size(); ++t) {
+                const std::vector<std::size_t> prefix(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(t));
+                sa::GenerationCache filled = sa::prefill(model, prefix);
+                INFO(layers << " layers and " << heads << " heads: the " << t << " tokens before position " << t
+                            << " prefilled at once and fed one at a time");
+                REQUIRE(filled.length == t);
+                for (std::size_t l = 0; l < layers; ++l) {
+                    for (std::size_t h = 0; h < heads; ++h) {
+                        CHECK(filled.layers[l][h].keys == stepped.layers[l][h].keys);
+                        CHECK(filled.layers[l][h].values == stepped.layers[l][h].values);
+                    }
+                }
+                INFO("one step after the prefill: the logits of the whole text recomputed, the same bits");
+                const std::vector<std::size_t> text(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(t + 1));
+                CHECK(sa::decode_next(model, filled, tokens[t]).logits == sa::recomputed_logits(model, text));
+                static_cast<void>(sa::decode_next(model, stepped, tokens[t]));
+            }
+        }
+    }
+    sa::SplitMix64 generator(5);
+    const sa::LanguageModel model = sa::random_model({7, 16, 2, 1, 8}, generator);
+    INFO("an empty text fills nothing; a token outside the vocabulary is refused by name");
+    CHECK(sa::prefill(model, {}).length == 0);
+    CHECK_THROWS_WITH(sa::prefill(model, {1, 7}),
+                      Catch::Matchers::Contains("token 7 at position 1 is not below d_vocab = 7"));
+}
+
 TEST_CASE("Generation with and without the cache gives the same characters", "[ch16]")
 {
     sa::SplitMix64 generator(18);

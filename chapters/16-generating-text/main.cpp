@@ -332,7 +332,10 @@ void write_speed(const std::string& path, const sa::Report& report, const sa::La
 }
 
 // The logits of a sliding window over windows of `span` rows: row p reads the last c characters up
-// to p, at positions 0 to c - 1, as generation does; below c that is the whole window so far.
+// to p, at positions 0 to c - 1, as generation does; below c that is the whole window so far. Each is
+// recomputed_logits() on those c characters, bit for bit, computed as a server would: the first c - 1
+// prefilled into a cache, then one decoding step (a third of the work: no queries, attention or
+// logits for the rows before the last).
 sa::Matrix sliding_logits(const sa::LanguageModel& model, const std::vector<std::size_t>& inputs,
                           const sa::Matrix& whole, std::size_t span)
 {
@@ -340,8 +343,9 @@ sa::Matrix sliding_logits(const sa::LanguageModel& model, const std::vector<std:
     sa::Matrix z = whole;  // rows below c: the same computation as one window
     for (std::size_t r = 0; r < inputs.size(); ++r) {
         if (r % span >= c) {
-            const auto end = inputs.begin() + static_cast<std::ptrdiff_t>(r + 1);
-            const std::vector<double> row = sa::recomputed_logits(model, {end - static_cast<std::ptrdiff_t>(c), end});
+            const auto last = inputs.begin() + static_cast<std::ptrdiff_t>(r);
+            sa::GenerationCache cache = sa::prefill(model, {last - static_cast<std::ptrdiff_t>(c - 1), last});
+            const std::vector<double> row = sa::decode_next(model, cache, *last).logits;
             std::copy(row.begin(), row.end(), z.data() + r * z.cols());
         }
     }

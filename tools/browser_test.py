@@ -31,8 +31,8 @@ per problem, naming the page) when
 * the attention explorer (chapters 15 and 16) does not answer a hover, a click that locks and one
   that unlocks, the arrow keys, Enter and Escape, its layer selector, its ablation or its head
   selector as it should, or a character that comes under the pointer at rest (the page scrolled, or
-  a rerun drew the characters anew) takes the focus, or its saved SVG file is not well-formed or holds other weights than the
-  page; or (chapter 15) its weights on the panel's --sequence text, repeated once, give other
+  a rerun drew the characters anew) takes the focus, or its saved SVG file is not well-formed or
+  holds other weights than the page; or (chapter 15) its weights on the panel's --sequence text, repeated once, give other
   induction scores or first choices than the native program prints (to the printed digits), or
   (chapter 16) its sampler's bars and draws differ from the native program's one-step table and
   generated text on the panel's example, served and from file://; or its first view elsewhere

@@ -15,34 +15,39 @@ and again in the dark one: there with the rules that look at colours alone, sinc
 the others find the same in both wherever both show the same elements
 (audit_schemes()).
 
-The colour contrast of code is checked apart. The listings' syntax highlighting (a
-span per token, inside div.highlight pre) and the API page's entries (dl.cpp: each
-signature and its description) are most of the elements axe-core's color-contrast rule
-looks at (on a chapter page two in three or more, on the API page nearly all), and that
-rule, which composes each element's
-stack of backgrounds, is the slowest of the audit. So color-contrast skips those
-blocks (its selector is narrowed; every other rule still audits them), and
-tools/browser/code_contrast.js checks their text in the same colour scheme, before
-axe-core runs: each element with text of its own that is shown, its text colour over
-its background colour (the nearest one that is not transparent, semi-transparent ones
-laid over those below), each combination of colour, background, font size and weight
-once, against WCAG 2.1's contrast ratio (4.5:1, or 3:1 for large text: 24 px, or 18.66
-px bold, rounded as axe-core rounds it). It is stricter than axe-core: it also checks
-punctuation, which axe-core skips, and a single character, which axe-core leaves
-undecided when it fails. An element it cannot judge that simply (a background image or
-gradient, opacity, a filter or blend mode, a text shadow or stroke, a pseudo-element
-with a background, a colour it cannot read, a form field, SVG) is audited by
-axe-core's color-contrast rule after all, on those elements alone, so nothing is left
-out. What it does not see is another element laid over the text, which axe-core looks
-for; the one the book lays over listings, the copy button, must not cover their text
-(the browser check's code_layout.js).
+The colour contrast of the text is checked apart. axe-core's color-contrast rule composes
+each element's stack of backgrounds over a grid it lays over the whole page, and is the
+slowest part of the audit; tools/browser/text_contrast.js checks every text of the page
+in the same colour scheme instead, before axe-core runs: each element with text of its
+own that is shown, and each form field that shows a value, its text colour over its
+background colour (the nearest one that is not transparent, semi-transparent ones laid
+over those below), each combination of colour, background, font size and weight once,
+against WCAG 2.1's contrast ratio (4.5:1, or 3:1 for large text: 24 px, or 18.66 px
+bold, rounded as axe-core rounds it). It is stricter than axe-core: it also checks
+punctuation, which axe-core skips, a single character, which axe-core leaves undecided
+when it fails, and text beside a large pseudo-element (::before, ::after) with a
+background, where axe-core gives up (neither counts that background as behind the text).
+An element it cannot judge that simply (a background image or gradient, opacity, a
+filter or blend mode, a text shadow or stroke, a colour it cannot read, SVG text, or a
+line of text that a box laid out of the flow, absolute, fixed or sticky and not its own,
+lies over or under) is audited by axe-core's color-contrast rule after all, on those
+elements alone and in the same run, so nothing is left out; on a page with none the rule
+does not run. The one box the book lays over text on purpose, a listing's copy button,
+must not cover a character of it (the browser check's code_layout.js).
+
+The other colour rule, link-in-text-block, passes a link inside text when its style sets
+it apart from the text around it (an underline, a border, a weight...) or when its colour
+does. axe-core runs both checks on every link, and the colour's lays the same grid over the
+page, so the rule looks only at the links whose style does not already pass, found with
+axe-core's own function for that check (tools/browser/run_axe.js); a page's underlined
+links cost it nothing.
 
 The check fails (exit status 1, one line per problem)
 
 * on every critical or serious violation, naming the rule, the page, the colour
   scheme and the elements;
-* on text in a code block whose contrast is too low (code-contrast), naming the page,
-  the colour scheme, the colours, their ratio and one of the elements;
+* on text whose contrast is too low (text-contrast), naming the page, the colour
+  scheme, the colours, their ratio and one of the elements;
 * on a moderate or minor finding that is not in ACCEPTED below with its reason;
 * when the keyboard walk through chapter 7's panel fails: Tab must reach every
   field, the Run and reset buttons and the output; Enter in a field runs the
@@ -72,17 +77,12 @@ KEYBOARD_PAGE = "chapters/07-attention/attention.html"
 ACCEPTED = {
 }
 
-# The blocks whose text colours code_contrast.js checks in place of axe-core's color-contrast
-# rule: the syntax-highlighted listings (one span per token) and the generated reference's
-# entries (dl.cpp: each signature and its description; the API page's 10,000 texts, 8,500 of
-# them in those entries, where color-contrast took 50 s a colour scheme and the script 2 s).
-CODE_BLOCKS = ["div.highlight pre", "dl.cpp"]
-CODE_CONTRAST = "code-contrast"  # the name its findings are reported under
+TEXT_CONTRAST = "text-contrast"  # the name text_contrast.js's findings are reported under
 # Elements shown in one colour scheme only, besides the theme button's icons (audit_schemes()).
 SCHEME_ONLY = ".only-light, .only-dark"
 
 RUN_AXE = browser_script("run_axe")
-CODE_CONTRAST_CHECK = browser_script("code_contrast")
+TEXT_CONTRAST_CHECK = browser_script("text_contrast")
 FOCUSED = browser_script("focused")
 PANEL_PARTS = browser_script("panel_parts")
 WAIT_FOR_RUN = browser_script("wait_for_run")
@@ -90,21 +90,21 @@ PANEL_STATE = browser_script("panel_state")
 
 
 def audit(driver, page, scheme, colour_rules_only=False):
-    """The problems axe-core and the code contrast check find on the open page in one colour scheme, as lines.
+    """The problems axe-core and the text contrast check find on the open page in one colour scheme, as lines.
 
     With colour_rules_only, axe-core runs only its rules whose result can depend on colours (its tag
     cat.color: color-contrast and link-in-text-block), for a page already audited whole in the other
     scheme whose shown elements are the same in both (see audit_schemes())."""
     driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
-    code = driver.execute_script(CODE_CONTRAST_CHECK, CODE_BLOCKS)
+    text = driver.execute_script(TEXT_CONTRAST_CHECK)
     problems = []
-    for kind in code["failures"]:
+    for kind in text["failures"]:
         weight = ", bold" if kind["bold"] else ""
-        problems.append(f"{page} [{scheme}]: {CODE_CONTRAST} (serious): code text must have a contrast ratio of at "
+        problems.append(f"{page} [{scheme}]: {TEXT_CONTRAST} (serious): text must have a contrast ratio of at "
                         f"least {kind['required']}:1 with its background: {kind['fg']} on {kind['bg']} has "
                         f"{kind['ratio']}:1 ({kind['fontSize']:g} px{weight}), {kind['count']} element(s): "
                         f"{kind['where']} \"{kind['text']}\"")
-    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD, CODE_BLOCKS, code["undecided"], colour_rules_only)
+    found = driver.execute_async_script(RUN_AXE, scheme, STANDARD, text["undecided"], colour_rules_only)
     if isinstance(found, dict):
         return problems + [f"{page} [{scheme}]: axe-core could not run: {found['error']}"]
     for violation in found:

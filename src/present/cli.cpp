@@ -629,7 +629,9 @@ int run_program(const ProgramInfo& info, int argc, char** argv,
         }
         return std::cout ? 0 : 1;
     } catch (const std::exception& error) {
-        std::cerr << info.name << ": " << error.what() << '\n';
+        // One write, not four: under mpirun the launcher's own message, sent when another process
+        // ends, could otherwise fall between the program's name and the reason.
+        std::cerr << fmt::format("{}: {}\n", info.name, error.what());
         return 2;
     }
 }

@@ -86,10 +86,10 @@ const meets = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom
 // Whether such a box meets a line of the element's own text (its text nodes' boxes, not the
 // element's, which a listing's copy button meets in its corner).
 const covered = element => {
-  const boxes = element.getBoundingClientRect();
-  const over = floating.filter(box => !box.contains(element) && !element.contains(box) &&
-    Array.from(box.getClientRects()).some(r => meets(r, boxes)));
-  if (!over.length) return false;
+  const frame = element.getBoundingClientRect();
+  const near = floating.filter(other => !other.contains(element) && !element.contains(other) &&
+    Array.from(other.getClientRects()).some(r => meets(r, frame)));
+  if (!near.length) return false;
   const lines = [];
   for (const node of element.childNodes) {
     if (node.nodeType !== Node.TEXT_NODE || !node.data.trim()) continue;
@@ -97,8 +97,8 @@ const covered = element => {
     range.selectNodeContents(node);
     lines.push(...range.getClientRects());
   }
-  if (element.matches('input, select, textarea')) lines.push(boxes);
-  return over.some(box => Array.from(box.getClientRects()).some(r => lines.some(line => meets(r, line))));
+  if (element.matches('input, select, textarea')) lines.push(frame);
+  return near.some(other => Array.from(other.getClientRects()).some(r => lines.some(line => meets(r, line))));
 };
 
 // The opaque colour behind the element's content: its own background colour, laid over

@@ -13,15 +13,11 @@
 // `painted`, `covered` and below) is returned, for axe-core to audit.
 // Returns {failures: [{fg, bg, ratio, required, fontSize, bold, count, where, text}],
 //          undecided: [elements], checked: how many elements it looked at, kinds: combinations}.
-const styles = new Map();
-const style = element => {
-  if (!styles.has(element)) styles.set(element, getComputedStyle(element));
-  return styles.get(element);
-};
 const memo = (f, cache = new Map()) => element => {
   if (!cache.has(element)) cache.set(element, f(element));
   return cache.get(element);
 };
+const style = memo(element => getComputedStyle(element));
 
 // "rgb(1, 2, 3)" or "rgba(1, 2, 3, 0.5)" as [r, g, b, alpha]; null for any other form.
 const parse = text => {

@@ -6,14 +6,20 @@
 # report, or an input that breaks the one-line error contract; libFuzzer then
 # writes that input to the build folder as crash-* and prints how to replay it.
 #
-# Usage: bash tools/fuzz.sh [BUILD_DIR] [SECONDS]   (defaults: build/fuzz, 20)
+# The seeds are a few hand-written inputs and the files libFuzzer kept from longer runs (named by
+# their SHA-1): a run starts from all the coverage those runs found instead of finding it again.
+# Each run's new inputs go to the build folder's corpus; `merge` copies into the seeds only those
+# that reach code or branches the seeds do not (libFuzzer's -merge=1).
+#
+# Usage: bash tools/fuzz.sh [BUILD_DIR] [SECONDS]   (defaults: build/fuzz, 10)
 #        bash tools/fuzz.sh BUILD_DIR build         (build the two fuzzers only: the book's build
 #                                                    does this, so the test spends its time fuzzing)
+#        bash tools/fuzz.sh BUILD_DIR merge         (add the build folder's new inputs to the seeds)
 # Needs the Debian packages clang-14 and libclang-rt-14-dev (tools/packages.txt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$root/build/fuzz}"
-seconds="${2:-20}"
+seconds="${2:-10}"
 compiler="$(command -v clang++-14 || true)"
 if [[ -z "$compiler" ]]; then
   echo "clang++-14 was not found. Install the Debian packages: apt-get install clang-14 libclang-rt-14-dev" >&2
@@ -62,6 +68,11 @@ fi
 cd "$build"
 export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+if [[ "$seconds" == "merge" ]]; then
+  "$fuzzer" -merge=1 "$root/tests/fuzz/corpus" "$build/corpus"
+  "$loader" -merge=1 "$root/tests/fuzz/model-corpus" "$build/model-corpus"
+  exit 0
+fi
 # The two fuzzers run at the same time, each for the full time; the loader's log follows the
 # command line's, and the run fails if either does.
 "$loader" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -41,6 +41,10 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
                  (no build)
   code-size      tools/learning's modules at most 400 lines, no function of it or of this
                  file over 60 lines (no build)
+  path-free      no compilation the grading build shares with the book's (the tests, the
+                 presentation, the library) holds the book's folder in its definitions, which
+                 ccache cannot make relative: a copy of the book would compile it again
+                 (--book-build; no build)
 """
 import argparse
 import ast
@@ -665,7 +669,25 @@ def scenario_code_size(args):
     print(f"Checked {len(list(package.glob('*.py')))} modules of tools/learning and {Path(__file__).name}.")
 
 
+def scenario_path_free(args):
+    """The compilations a grading build takes from the book's (tools/learning/ccache_book.sh) name
+    no path in the book's folder in a definition: ccache makes the paths of the command line relative
+    to the book's folder, but not a path inside a string."""
+    ninja = (args.book_build / "build.ninja").read_text(encoding="utf-8")
+    shared = re.compile(r"^build (CMakeFiles/(test_ch\d\d_\w+|selfattention|selfattention-present)\.dir/\S+\.o):", re.M)
+    checked = 0
+    for match in shared.finditer(ninja):
+        block = ninja[match.end():].split("\nbuild ", 1)[0]
+        defines = re.search(r"^  DEFINES = (.*)$", block, re.M)
+        checked += 1
+        expect(defines is None or str(book.ROOT) not in defines.group(1),
+               f"{match.group(1)} is compiled with the book's folder in a definition: {defines and defines.group(1)}")
+    expect(checked > 40, f"only {checked} compilations of the tests and the library found in build.ninja")
+    print(f"Checked the definitions of {checked} compilations of the tests and the library.")
+
+
 SCENARIOS = {
+    "path-free": scenario_path_free,
     "hint-sentences": scenario_hint_sentences,
     "code-size": scenario_code_size,
     "stubs": scenario_stubs,
@@ -688,7 +710,7 @@ def main():
     parser.add_argument("scenario", choices=SCENARIOS)
     parser.add_argument("--workspace", type=Path, required=True)
     parser.add_argument("--build", type=Path, required=True)
-    parser.add_argument("--book-build", type=Path, help="run-part-three: the book's build, with its text and models")
+    parser.add_argument("--book-build", type=Path, help="run-part-three: the book's build, with its text and models; path-free: the book's build")
     args = parser.parse_args()
     args.workspace = args.workspace.resolve()
     args.build = args.build.resolve()

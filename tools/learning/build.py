@@ -3,7 +3,7 @@ import os
 import re
 import shutil
 
-from .book import ROOT, exercise_files, relative, run_quietly
+from .book import DEFAULT_BOOK_BUILD, ROOT, exercise_files, relative, run_quietly
 from .sources import write_sources
 
 
@@ -49,15 +49,31 @@ def use_ccache():
     return True
 
 
+def same_folder(path, folder):
+    """Whether `path` is `folder` itself (through any symbolic link), not a folder elsewhere."""
+    try:
+        return os.path.samefile(path, folder)
+    except OSError:
+        return False
+
+
 def configure(sources, build, first_time="the first build compiles the tests, which takes a while"):
     """Configure a build of the library from `sources` once; CMake notices later changes itself."""
     wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()))
     if use_ccache():
         wanted["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
+        wanted["BOOK_OWN_BUILD"] = str(DEFAULT_BOOK_BUILD.resolve())
     cache = build / "CMakeCache.txt"
     if cache.exists():
         configured = dict(re.findall(r"^(\w+):\w+=(.*)$", cache.read_text(encoding="utf-8", errors="replace"), re.M))
-        if all(configured.get(name) == value for name, value in wanted.items()):
+        made_at = configured.get("CMAKE_CACHEFILE_DIR")
+        if made_at and not same_folder(made_at, build):
+            # Copied or moved with the book: CMake refuses a cache made at another path. The grading
+            # build's CMake state is made afresh; the workspace and the last grade's results stay.
+            print(f"{relative(build)} was made at {made_at}: configuring it afresh here.", flush=True)
+            cache.unlink()
+            shutil.rmtree(build / "CMakeFiles", ignore_errors=True)
+        elif all(configured.get(name) == value for name, value in wanted.items()):
             return
     print(f"Configuring {relative(build)} (once; {first_time})...", flush=True)
     # Ninja, where installed, checks an unchanged build in milliseconds where make takes

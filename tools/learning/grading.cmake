@@ -63,6 +63,18 @@ function(book_grading_library)
     set_target_properties(selfattention PROPERTIES
                           CXX_COMPILER_LAUNCHER "sh;${CMAKE_SOURCE_DIR}/tools/learning/ccache_pch.sh")
   endif()
+  book_compiled_as_in_the_book(selfattention-kept)
+endfunction()
+
+# A target whose files the book's own build compiles too: with ccache, compiled where the book's
+# build compiles them, with the book's folder as ccache's base, so that a copy or a move of the book
+# (a course that copies one build for each student) takes them from the original's compilations
+# (tools/learning/ccache_book.sh). BOOK_OWN_BUILD: the book's build folder, which tools/learn passes.
+function(book_compiled_as_in_the_book target)
+  if(CMAKE_CXX_COMPILER_LAUNCHER STREQUAL "ccache" AND BOOK_OWN_BUILD)
+    set_target_properties(${target} PROPERTIES CXX_COMPILER_LAUNCHER
+                          "bash;${CMAKE_SOURCE_DIR}/tools/learning/ccache_book.sh;${BOOK_OWN_BUILD}")
+  endif()
 endfunction()
 
 # The test program of one chapter (tests/chNN_slug.cpp). It links the library as a shared
@@ -77,6 +89,7 @@ function(book_grading_test test_name test_source)
   target_link_libraries(${target} PRIVATE selfattention-present Catch2::Catch2WithMain Eigen3::Eigen LibXml2::LibXml2)
   # Catch2 shows a failed check's matrices as the book prints them, never as {?}.
   target_compile_options(${target} PRIVATE -include "${CMAKE_SOURCE_DIR}/tests/catch_matrix.hpp")
+  book_compiled_as_in_the_book(${target})
   # Each case writes Catch2's XML report, which tools/learn reads; --warn NoTests: a CTest
   # test whose filter selects no test case fails instead of passing.
   catch_discover_tests(${target} TEST_PREFIX "${test_name}: " EXTRA_ARGS --warn NoTests

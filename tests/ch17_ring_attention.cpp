@@ -108,12 +108,29 @@ TEST_CASE("Contiguous and striped layouts, and a ring needs a token per rank", "
     CHECK_THROWS_AS(sa::layout_rows(sa::Layout::contiguous, 5, 2, 2), std::invalid_argument);
 }
 
+// What (g - s) mod G gives when g - s is computed on std::size_t, which has no negative numbers:
+// at s > g it wraps around to 2⁶⁴ + g - s, whose remainder is not (g - s) mod G. The sentence that
+// says so where the answer is that one, or "" (the trap the chapter warns about).
+namespace {
+std::string wrapped_owner(std::size_t rank, std::size_t step, std::size_t ranks, std::size_t answer)
+{
+    const std::size_t wrapped = (rank - step) % ranks;  // the trap itself, on purpose
+    if (step <= rank || answer != wrapped || wrapped == (rank + ranks - step % ranks) % ranks) {
+        return "";
+    }
+    return fmt::format("; {} is what (g - s) % G gives on unsigned numbers: g - s = {} - {} wrapped around below 0 "
+                       "to 2^64 - {}, whose remainder is not (g - s) mod G. Add G before subtracting: "
+                       "(g + G - s mod G) mod G", answer, rank, step, step - rank);
+}
+}  // namespace
+
 TEST_CASE("The ring's schedule: rank g holds block (g - s) mod G at step s", "[ch17]")
 {
-    INFO("G = 3: rank 0 holds its own block, then rank 2's, then rank 1's");
-    CHECK(sa::ring_block_owner(0, 0, 3) == 0);
-    CHECK(sa::ring_block_owner(0, 1, 3) == 2);
-    CHECK(sa::ring_block_owner(0, 2, 3) == 1);
+    for (const auto& [step, expected] : {std::pair<std::size_t, std::size_t>{0, 0}, {1, 2}, {2, 1}}) {
+        const std::size_t answer = sa::ring_block_owner(0, step, 3);
+        INFO("G = 3: rank 0 holds its own block, then rank 2's, then rank 1's" << wrapped_owner(0, step, 3, answer));
+        CHECK(answer == expected);
+    }
     for (std::size_t ranks = 1; ranks <= 8; ++ranks) {
         for (std::size_t rank = 0; rank < ranks; ++rank) {
             std::vector<int> seen(ranks, 0);

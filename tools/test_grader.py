@@ -20,7 +20,9 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
                  whole-file form): grade says to run init; init adds the stubs it lacks,
                  says which, keeps every byte of the learner's; it then builds and grades
   hints          a missing transpose in scores names the matrix and what its rows are; a
-                 wrong score names its row and column by token, not by a loop variable
+                 wrong score names its row and column by token, not by a loop variable; a
+                 wraparound in ring_block_owner is named, its own check leads chapter 17's,
+                 and the checks that also run it say to fix it first
   crash          a segfault, an abort and an endless loop in project each fail their checks;
                  the endless loop is named while grading goes on, and stopped within seconds
   compile-error  a syntax error in scores.cpp: the compiler's error is shown with the
@@ -542,6 +544,24 @@ def scenario_hints(args):
                                                  f"\"{hint.lstrip('!')}\"")
         expect(re.search(r"\((row|i|j|col|column), ", result.stdout) is None,
                f"with \"{wrong}\" a hint shows a loop variable instead of a row or column")
+    check_ring_hints(args)
+
+
+def check_ring_hints(args):
+    """Issue 60: a planted bug in ring_block_owner, (g - s) mod G on unsigned numbers, is named as the
+    wraparound; the table leads with that step's own check, and a check that also runs the step
+    says to fix it first."""
+    right = "return (rank + ranks - step % ranks) % ranks;"
+    expect(right in workspace.file_text("ring_attention.cpp", exercise_files()["ring_attention.cpp"], solved=True),
+           "src/ring_attention.cpp's ring_block_owner changed; update this scenario")
+    write_workspace(args, lambda name, text: text.replace(right, "return (rank - step) % ranks;")
+                    if name == "ring_attention.cpp" else text)
+    shown = run_learn(args, "grade", "--chapter", "17").stdout
+    failing = re.findall(r"^\s+failing: (.*)$", shown, re.M)
+    expect(bool(failing) and failing[0].startswith("The ring's schedule"),
+           f"the first failing check of chapter 17 is not ring_block_owner's own: {failing[:1]}")
+    expect("wrapped" in shown and "unsigned" in shown, "the hint does not name the unsigned wraparound")
+    expect("it runs ring_block_owner too" in shown, "no check that runs ring_block_owner says to fix it first")
 
 
 # Failed checks as Catch2's XML report writes them (a matrix as tests/catch_matrix.hpp

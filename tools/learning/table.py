@@ -51,26 +51,91 @@ def save_results(build, results):
     path.write_text(json.dumps(saved, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
-def chapters_used(chapter):
-    """The chapters whose steps this chapter's tests call, directly or through another step."""
+def functions(text):
+    """{name: body} of the functions a source file defines at its outer level (the book's style: the
+    signature starts a line, its body's braces stand at the start of lines)."""
+    found = {}
+    for match in re.finditer(r"^[A-Za-z][^;{}\n]*?\b(\w+)\s*\([^;{}]*?\)[^;{}]*?\n\{\n(.*?)^\}", text, re.M | re.S):
+        found[match[1]] = found.get(match[1], "") + match[2]
+    return found
+
+
+def step_calls(files=(), tests=""):
+    """(every step by name, calls) where calls(text, prefix) is the set of steps `text` calls, directly
+    or through another step's body, or through a function of the library's `files` (src/*.cpp) or of
+    the `tests` file's text. A test names the library's functions sa::f (prefix r"\\bsa::")."""
     steps = {exercise.name: exercise for exercise in exercises()}
     bodies, variables = {}, {}
+    for text in [(SRC / file).read_text(encoding="utf-8") for file in files] + [tests]:
+        for name, body in functions(text).items():
+            bodies[name], variables[name] = bodies.get(name, "") + body, set()
     for file, parts in exercise_files().items():
         declared = set(re.findall(r"\bMatrix\s*&?\s+(\w+)", (SRC / file).read_text(encoding="utf-8")))
         for exercise, body in markers.regions(parts):
             bodies[exercise.name], variables[exercise.name] = "".join(body), declared
 
-    def calls(text, prefix=r"\b", skip=()):  # a parameter such as `scores(i, j)` is no call
-        return {name for name in steps if name not in skip and re.search(prefix + re.escape(name) + r"\s*\(", text)}
+    def direct(text, prefix=r"(?<![.>\w])", skip=()):  # a parameter such as `scores(i, j)` is no call
+        return {name for name in bodies.keys() | steps.keys()
+                if name not in skip and re.search(prefix + re.escape(name) + r"\s*\(", text)}
 
+    def calls(text, prefix=r"(?<![.>\w])"):
+        used, todo = set(), direct(text, prefix)
+        while todo:
+            name = todo.pop()
+            if name not in used:
+                used.add(name)
+                todo |= direct(bodies.get(name, ""), skip=variables.get(name, ())) - used
+        return used & steps.keys()
+
+    return steps, calls
+
+
+def chapters_used(chapter):
+    """The chapters whose steps this chapter's tests call, directly or through another step."""
+    steps, calls = step_calls()
     tests = (TESTS / f"{chapter.tests}.cpp").read_text(encoding="utf-8", errors="replace")
-    used, todo = set(), calls(tests, prefix=r"\bsa::")  # the tests name the library's functions sa::f
-    while todo:
-        name = todo.pop()
-        if name not in used:
-            used.add(name)
-            todo |= calls(bodies.get(name, ""), skip=variables.get(name, ())) - used
-    return {steps[name].chapter for name in used} - {chapter.number}
+    return {steps[name].chapter for name in calls(tests, prefix=r"\bsa::")} - {chapter.number}
+
+
+def test_cases(text):
+    """{name: body} of every TEST_CASE in a test file's text (a name may be several literals)."""
+    cases = {}
+    for match in re.finditer(r'TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text):
+        name = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', match[1])).replace('\\"', '"').replace("\\\\", "\\")
+        start = text.find("{", match.end())
+        depth, end = 0, start
+        for end in range(start, len(text)):
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            if depth == 0:
+                break
+        cases[name] = text[start:end + 1]
+    return cases
+
+
+def steps_of(chapter):
+    return [exercise for exercise in exercises() if exercise.chapter == chapter.number]
+
+
+def own_steps(chapter):
+    """{check name: the chapter's own steps it runs}, for the checks of a chapter with exercises."""
+    text = (TESTS / f"{chapter.tests}.cpp").read_text(encoding="utf-8", errors="replace")
+    steps, calls = step_calls(sorted({step.file for step in steps_of(chapter)}), text)
+    return {name: {step for step in calls(body) if steps[step].chapter == chapter.number}
+            for name, body in test_cases(text).items()}
+
+
+def in_step_order(chapter, failing):
+    """The failing checks, those of the fewest own steps first (a step's own check before the checks
+    that combine it with others), each with the steps it runs whose own checks fail before it."""
+    owned = own_steps(chapter)
+    ordered = sorted(failing, key=lambda check: len(owned.get(check.name, ())) or len(owned) + 1)
+    earlier = []
+    for index, check in enumerate(ordered):
+        mine = owned.get(check.name, set())
+        below = set().union(*[owned.get(other.name, set()) for other in ordered[:index]
+                              if owned.get(other.name) and owned[other.name] < mine])
+        earlier.append(sorted(below))
+    return list(zip(ordered, earlier))
 
 
 def print_table(results, args):
@@ -85,11 +150,16 @@ def print_table(results, args):
         failing = result.failing
         if result.error or not failing:
             continue
-        shown = failing[:1] if result.status in ("not started", "does not build") or not show_all else failing
-        for check in shown:
+        ordered = in_step_order(chapter, failing)
+        shown = ordered[:1] if result.status in ("not started", "does not build") or not show_all else ordered
+        for check, below in shown:
             hint = check.hint if check.stub or check.hint.startswith("does not build") else \
                 f"{check.hint.rstrip('.')}. Read {chapter.label}."
             print(f"      failing: {check.name}\n        {hint}")
+            if below and not check.stub:
+                steps = " and ".join(below)
+                print(f"        (it runs {steps} too, whose own check{'s' if len(below) > 1 else ''} above "
+                      f"fail{'' if len(below) > 1 else 's'}: fix {'those' if len(below) > 1 else 'that'} first)")
         if len(failing) > len(shown) and result.status == "failing":
             print(f"      ...and {len(failing) - len(shown)} more failing: "
                   f"tools/learn grade --chapter {chapter.number} shows each with its hint")

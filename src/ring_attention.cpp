@@ -1,5 +1,7 @@
 #include "ring_attention.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -148,6 +150,86 @@ std::uint64_t visible_pairs(const std::vector<std::size_t>& query_rows, const st
     return pairs;
 }
 
+BlockVisibility block_visibility(const std::vector<std::size_t>& query_rows, const std::vector<std::size_t>& key_rows,
+                                 bool causal)
+{
+    if (!causal || key_rows.back() <= query_rows.front()) {
+        return BlockVisibility::visible;
+    }
+    return key_rows.front() > query_rows.back() ? BlockVisibility::hidden : BlockVisibility::diagonal;
+}
+
+namespace {
+
+// m_i: how many of a block's ascending key rows query row `row` may see, a prefix of them.
+std::size_t keys_seen(BlockVisibility kind, const std::vector<std::size_t>& key_rows, std::size_t row)
+{
+    switch (kind) {
+    case BlockVisibility::visible: return key_rows.size();
+    case BlockVisibility::hidden: return 0;
+    case BlockVisibility::diagonal: break;
+    }
+    return static_cast<std::size_t>(std::upper_bound(key_rows.begin(), key_rows.end(), row) - key_rows.begin());
+}
+
+double dot_rows(const Matrix& a, std::size_t i, const Matrix& b, std::size_t j)
+{
+    double dot = 0.0;
+    for (std::size_t d = 0; d < a.cols(); ++d) {
+        dot += a(i, d) * b(j, d);
+    }
+    return dot;
+}
+
+}  // namespace
+
+//> absorb-visible
+std::uint64_t absorb_visible(PartialAttention& state, const Matrix& queries, const std::vector<std::size_t>& query_rows,
+                             const Matrix& keys, const Matrix& values, const std::vector<std::size_t>& key_rows,
+                             bool causal)
+{
+    //{ checks the shapes
+    if (queries.rows() != query_rows.size() || state.max.size() != queries.rows() || keys.rows() != key_rows.size() ||
+        values.rows() != key_rows.size() || keys.cols() != queries.cols() || state.accumulator.cols() != values.cols()) {
+        throw ShapeError(fmt::format("absorb_visible: Q {} of {} rows, K {} and V {} of {} rows and a state of {} rows "
+                                     "do not fit together", shape(queries), query_rows.size(), shape(keys),
+                                     shape(values), key_rows.size(), state.max.size()));
+    }
+    //}
+    const BlockVisibility kind = block_visibility(query_rows, key_rows, causal);
+    const double divisor = std::sqrt(static_cast<double>(queries.cols()));
+    std::vector<double> scores(key_rows.size());
+    std::uint64_t dots = 0;  // the counter: one for every q_i · k_j computed
+    for (std::size_t i = 0; i < query_rows.size() && kind != BlockVisibility::hidden; ++i) {
+        const std::size_t seen = keys_seen(kind, key_rows, query_rows[i]);  // no mask is read
+        if (seen == 0) {
+            continue;  // this query sees none of the block: its state stays as it is
+        }
+        double block_max = minus_infinity;
+        for (std::size_t j = 0; j < seen; ++j) {
+            scores[j] = dot_rows(queries, i, keys, j) / divisor;
+            block_max = std::fmax(block_max, scores[j]);
+            ++dots;
+        }
+        const double new_max = std::fmax(state.max[i], block_max);
+        const double factor = rescale_factor(state.max[i], new_max);
+        state.sum[i] *= factor;
+        for (std::size_t d = 0; d < values.cols(); ++d) {
+            state.accumulator(i, d) *= factor;
+        }
+        for (std::size_t j = 0; j < seen; ++j) {
+            const double weight = shifted_exp(scores[j], new_max);
+            state.sum[i] += weight;
+            for (std::size_t d = 0; d < values.cols(); ++d) {
+                state.accumulator(i, d) += weight * values(j, d);
+            }
+        }
+        state.max[i] = new_max;
+    }
+    return dots;
+}
+//< absorb-visible
+
 std::vector<std::uint64_t> ring_work(Layout layout, std::size_t tokens, std::size_t ranks, bool causal)
 {
     std::vector<std::vector<std::size_t>> rows;
@@ -186,14 +268,22 @@ double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t 
     return 4.0 * (static_cast<double>(tokens) / p) * static_cast<double>(dim) * ((p - 1.0) / p) * 8.0;
 }
 
+double ulysses_bisection_numbers(std::size_t tokens, std::size_t ranks, std::size_t dim)
+{
+    const double p = static_cast<double>(ranks);
+    const double pairs = static_cast<double>(ranks / 2) * static_cast<double>(ranks - ranks / 2);  // across the cut
+    return pairs * 4.0 * (static_cast<double>(tokens) / p) * (static_cast<double>(dim) / p);
+}
+
 //> ring-memory
 std::uint64_t ring_rank_numbers(std::uint64_t tokens_per_rank, std::uint64_t key_dim, std::uint64_t value_dim)
 {
     const std::uint64_t queries = tokens_per_rank * key_dim;
     const std::uint64_t state = tokens_per_rank * (value_dim + 2);  // Õ, μ and ℓ of each query
     const std::uint64_t blocks = 2 * cached_step_reads(tokens_per_rank, key_dim, value_dim);  // held and arriving
+    const std::uint64_t own = tokens_per_rank * (key_dim + value_dim);  // kept for the backward pass
     const std::uint64_t score_row = tokens_per_rank;  // one row of the block's scores at a time
-    return queries + state + blocks + score_row;
+    return queries + state + blocks + own + score_row;
 }
 
 std::uint64_t ring_longest_sequence(std::uint64_t device_bytes, std::uint64_t ranks, std::uint64_t key_dim,
@@ -260,6 +350,11 @@ void Communicator::all_to_all(const AllToAll& outgoing, AllToAll& incoming)
     }
 }
 
+Matrix shard_rows(const Matrix& matrix, Layout layout, std::size_t ranks, std::size_t rank)
+{
+    return take_rows(matrix, layout_rows(layout, matrix.rows(), ranks, rank));
+}
+
 Shard make_shard(Layout layout, std::size_t ranks, std::size_t rank, const Matrix& queries, const Matrix& keys,
                  const Matrix& values)
 {
@@ -313,25 +408,39 @@ struct RankRing {
     bool started = false;          // whether any block has been absorbed yet
 };
 
+// Starts sending rank g's `message` on to rank g+1 and receiving from rank g-1, into `into`, the message of the
+// block rank g holds at `next_step`, `width` numbers a token row; counts the bytes.
+void pass_block_on(Communicator& communicator, const RingSetup& setup, std::size_t rank, std::size_t next_step,
+                   std::size_t width, const std::vector<double>& message, std::vector<double>& into, RankResult& result)
+{
+    const std::size_t ranks = setup.ranks;
+    const std::size_t owner = ring_block_owner(rank, next_step, ranks);
+    into.assign(layout_rows(setup.layout, setup.tokens, ranks, owner).size() * width, 0.0);
+    communicator.send(rank, (rank + 1) % ranks, message);
+    communicator.receive((rank + ranks - 1) % ranks, rank, into);
+    result.bytes_sent += message_bytes(message);
+    result.bytes_received += message_bytes(into);
+}
+
 //> ring-absorb
-// Absorbs the block of rank `owner` into rank g's running state, or skips it if the mask hides all of it.
+// Absorbs the block of rank `owner` into rank g's running state; a block the mask hides entirely is skipped.
 void absorb_held(const Shard& shard, const RingSetup& setup, std::size_t owner, RankRing& ring, RankResult& result)
 {
     const std::vector<std::size_t> key_rows = layout_rows(setup.layout, setup.tokens, setup.ranks, owner);
-    const std::uint64_t pairs = visible_pairs(shard.rows, key_rows, setup.causal);
-    if (pairs == 0) {
+    if (block_visibility(shard.rows, key_rows, setup.causal) == BlockVisibility::hidden) {
         ++result.skipped;  // nothing to see: no scores, no merge
+        result.step_pairs.push_back(0);
         return;
     }
     std::size_t at = 0;
     const Matrix keys = read_matrix(ring.held, at, key_rows.size(), shard.keys.cols());
     const Matrix values = read_matrix(ring.held, at, key_rows.size(), shard.values.cols());
-    const Matrix mask = block_mask(shard.rows, key_rows, setup.causal);
     PartialAttention partial = empty_attention(shard.rows.size(), values.cols());
-    absorb_block(partial, shard.queries, keys, values, mask, {0, shard.rows.size(), 0, key_rows.size()});
+    const std::uint64_t dots = absorb_visible(partial, shard.queries, shard.rows, keys, values, key_rows, setup.causal);
     ring.running = ring.started ? merge_attention(ring.running, partial) : std::move(partial);
     ring.started = true;
-    result.pairs += pairs;
+    result.pairs += dots;  // read from the kernel's counter
+    result.step_pairs.push_back(dots);
 }
 //< ring-absorb
 
@@ -354,15 +463,13 @@ std::vector<RankResult> ring_attention(Communicator& communicator, const RingSet
     }
     for (std::size_t step = 0; step < ranks; ++step) {
         const bool pass_on = step + 1 < ranks;
-        for (std::size_t i = 0; i < shards.size() && pass_on; ++i) {  // start the transfers ...
-            const std::size_t rank = shards[i].rank;
-            const std::size_t next_owner = ring_block_owner(rank, step + 1, ranks);
-            const std::size_t next_rows = layout_rows(setup.layout, setup.tokens, ranks, next_owner).size();
-            rings[i].incoming.assign(next_rows * (shards[i].keys.cols() + shards[i].values.cols()), 0.0);
-            communicator.send(rank, (rank + 1) % ranks, rings[i].held);
-            communicator.receive((rank + ranks - 1) % ranks, rank, rings[i].incoming);
-            results[i].bytes_sent += message_bytes(rings[i].held);
-            results[i].bytes_received += message_bytes(rings[i].incoming);
+        for (std::size_t i = 0; i < shards.size(); ++i) {  // start the transfers ...
+            results[i].step_bytes.push_back(pass_on ? message_bytes(rings[i].held) : 0);
+            if (pass_on) {
+                pass_block_on(communicator, setup, shards[i].rank, step + 1,
+                              shards[i].keys.cols() + shards[i].values.cols(), rings[i].held, rings[i].incoming,
+                              results[i]);
+            }
         }
         for (std::size_t i = 0; i < shards.size(); ++i) {  // ... compute while they travel ...
             absorb_held(shards[i], setup, ring_block_owner(shards[i].rank, step, ranks), rings[i], results[i]);
@@ -381,6 +488,166 @@ std::vector<RankResult> ring_attention(Communicator& communicator, const RingSet
     return results;
 }
 //< ring-attention
+
+namespace {
+
+// One rank's queries in the backward pass: what the forward left them, and their dQ so far.
+struct QuerySide {
+    const Shard* shard = nullptr;
+    const Matrix* d_outputs = nullptr;  // dO of its rows
+    std::vector<double> max;            // μ_i of the forward's last state
+    std::vector<double> sum;            // ℓ_i
+    std::vector<double> delta;          // D_i = dO_i · O_i
+    Matrix d_queries;                   // dQ, summed over the blocks
+};
+
+QuerySide query_side(const Shard& shard, const RankResult& forward, const Matrix& d_outputs)
+{
+    const std::size_t rows = shard.rows.size();
+    if (forward.rank != shard.rank || forward.states.empty() || forward.outputs.rows() != rows ||
+        forward.outputs.cols() != shard.values.cols() || d_outputs.rows() != rows ||
+        d_outputs.cols() != shard.values.cols()) {
+        throw std::invalid_argument(fmt::format("ring_attention_backward: rank {} needs its forward result and dO "
+                                                "of {}×{}, got outputs {} and dO {}", shard.rank, rows,
+                                                shard.values.cols(), shape(forward.outputs), shape(d_outputs)));
+    }
+    QuerySide side{&shard, &d_outputs, {}, {}, {}, Matrix(rows, shard.queries.cols(), 0.0)};
+    const Matrix& last = forward.states.back();  // [μ, ℓ, Õ] of each query after every block
+    for (std::size_t i = 0; i < rows; ++i) {
+        side.max.push_back(last(i, 0));
+        side.sum.push_back(last(i, 1));
+        side.delta.push_back(dot_rows(d_outputs, i, forward.outputs, i));
+    }
+    return side;
+}
+
+// The block a rank holds in the backward pass: its keys and values, and their gradients so far.
+struct KeySide {
+    std::vector<std::size_t> rows;
+    Matrix keys;
+    Matrix values;
+    Matrix d_keys;
+    Matrix d_values;
+};
+
+//> ring-backward-block
+// The backward kernel: the pairs the mask lets through, as absorb_visible(); returns the q·k it computed.
+std::uint64_t backward_visible(QuerySide& mine, KeySide& block, bool causal)
+{
+    const Shard& shard = *mine.shard;
+    const BlockVisibility kind = block_visibility(shard.rows, block.rows, causal);
+    const double divisor = std::sqrt(static_cast<double>(shard.queries.cols()));
+    std::uint64_t dots = 0;
+    for (std::size_t i = 0; i < shard.rows.size() && kind != BlockVisibility::hidden; ++i) {
+        const std::size_t seen = mine.sum[i] == 0.0 ? 0 : keys_seen(kind, block.rows, shard.rows[i]);
+        for (std::size_t j = 0; j < seen; ++j) {
+            const double score = dot_rows(shard.queries, i, block.keys, j) / divisor;
+            ++dots;
+            const double weight = shifted_exp(score, mine.max[i]) / mine.sum[i];  // P_ij, as the forward had it
+            const double d_score = weight * (dot_rows(*mine.d_outputs, i, block.values, j) - mine.delta[i]) / divisor;
+            for (std::size_t d = 0; d < block.values.cols(); ++d) {
+                block.d_values(j, d) += weight * (*mine.d_outputs)(i, d);
+            }
+            for (std::size_t d = 0; d < block.keys.cols(); ++d) {
+                mine.d_queries(i, d) += d_score * block.keys(j, d);
+                block.d_keys(j, d) += d_score * shard.queries(i, d);
+            }
+        }
+    }
+    return dots;
+}
+//< ring-backward-block
+
+// One rank's side of the backward ring: the block held (K then V), its gradients (dK then dV), and what arrives.
+struct BackRing {
+    std::vector<double> held;
+    std::vector<double> incoming;
+    std::vector<double> grads;
+    std::vector<double> incoming_grads;
+};
+
+// Rank g's work at one step of the backward pass: the block of `owner`, its gradients updated in the message.
+void backward_step(QuerySide& mine, const RingSetup& setup, std::size_t owner, BackRing& ring, RankResult& result)
+{
+    const std::size_t key_dim = mine.shard->keys.cols();
+    const std::size_t value_dim = mine.shard->values.cols();
+    KeySide block{layout_rows(setup.layout, setup.tokens, setup.ranks, owner), {}, {}, {}, {}};
+    std::size_t at = 0;
+    block.keys = read_matrix(ring.held, at, block.rows.size(), key_dim);
+    block.values = read_matrix(ring.held, at, block.rows.size(), value_dim);
+    at = 0;
+    block.d_keys = read_matrix(ring.grads, at, block.rows.size(), key_dim);
+    block.d_values = read_matrix(ring.grads, at, block.rows.size(), value_dim);
+    const std::uint64_t dots = backward_visible(mine, block, setup.causal);
+    result.skipped += block_visibility(mine.shard->rows, block.rows, setup.causal) == BlockVisibility::hidden ? 1 : 0;
+    result.pairs += dots;
+    result.step_pairs.push_back(dots);
+    ring.grads.clear();
+    append_columns(ring.grads, block.d_keys, 0, key_dim);
+    append_columns(ring.grads, block.d_values, 0, value_dim);
+}
+
+}  // namespace
+
+//> ring-backward
+std::vector<RankResult> ring_attention_backward(Communicator& communicator, const RingSetup& setup,
+                                                const std::vector<Shard>& shards, const std::vector<RankResult>& forward,
+                                                const std::vector<Matrix>& d_outputs)
+{
+    //{ checks its arguments
+    check_shards(setup, shards);
+    if (forward.size() != shards.size() || d_outputs.size() != shards.size()) {
+        throw std::invalid_argument(fmt::format("ring_attention_backward: {} shards need as many forward results "
+                                                "and dO, got {} and {}", shards.size(), forward.size(),
+                                                d_outputs.size()));
+    }
+    //}
+    const std::size_t ranks = setup.ranks;
+    std::vector<QuerySide> mine;
+    std::vector<BackRing> rings(shards.size());
+    std::vector<RankResult> results(shards.size());
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        mine.push_back(query_side(shards[i], forward[i], d_outputs[i]));
+        append_columns(rings[i].held, shards[i].keys, 0, shards[i].keys.cols());  // step 0: its own block ...
+        append_columns(rings[i].held, shards[i].values, 0, shards[i].values.cols());
+        rings[i].grads.assign(rings[i].held.size(), 0.0);  // ... with no gradient yet
+        results[i].rank = shards[i].rank;
+        results[i].rows = shards[i].rows;
+    }
+    for (std::size_t step = 0; step < ranks; ++step) {
+        for (std::size_t i = 0; i < shards.size(); ++i) {  // K and V on ahead, while the gradients are computed
+            const std::size_t width = shards[i].keys.cols() + shards[i].values.cols();
+            results[i].step_bytes.push_back(ranks == 1 ? 0 : message_bytes(rings[i].grads));
+            if (step + 1 < ranks) {
+                results[i].step_bytes.back() += message_bytes(rings[i].held);
+                pass_block_on(communicator, setup, shards[i].rank, step + 1, width, rings[i].held, rings[i].incoming,
+                              results[i]);
+            }
+            backward_step(mine[i], setup, ring_block_owner(shards[i].rank, step, ranks), rings[i], results[i]);
+            if (ranks > 1) {  // then dK and dV after them; after the last step, home to the block's own rank
+                pass_block_on(communicator, setup, shards[i].rank, step + 1, width, rings[i].grads,
+                              rings[i].incoming_grads, results[i]);
+            }
+        }
+        if (ranks > 1) {
+            communicator.wait();
+            for (BackRing& ring : rings) {
+                std::swap(ring.grads, ring.incoming_grads);
+                if (step + 1 < ranks) {
+                    std::swap(ring.held, ring.incoming);
+                }
+            }
+        }
+    }
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        std::size_t at = 0;
+        const Matrix d_keys = read_matrix(rings[i].grads, at, shards[i].rows.size(), shards[i].keys.cols());
+        const Matrix d_values = read_matrix(rings[i].grads, at, shards[i].rows.size(), shards[i].values.cols());
+        results[i].outputs = concat_heads({mine[i].d_queries, d_keys, d_values});
+    }
+    return results;
+}
+//< ring-backward
 
 namespace {
 
@@ -590,12 +857,19 @@ Matrix split_and_merge_in_ring_order(const RingSetup& setup, const Matrix& queri
 
 namespace {
 
-// A result as numbers: its counts, d_v and the number of states, then the outputs and the states.
+// A result as numbers: its counts, d_v, the number of states and of steps, then each step's dot products and
+// bytes, the outputs and the states.
 std::vector<double> pack_result(const RankResult& result)
 {
     std::vector<double> message{static_cast<double>(result.bytes_sent), static_cast<double>(result.bytes_received),
                                 static_cast<double>(result.pairs), static_cast<double>(result.skipped),
-                                static_cast<double>(result.outputs.cols()), static_cast<double>(result.states.size())};
+                                static_cast<double>(result.outputs.cols()), static_cast<double>(result.states.size()),
+                                static_cast<double>(result.step_pairs.size())};
+    for (const auto* counts : {&result.step_pairs, &result.step_bytes}) {
+        for (std::size_t step = 0; step < result.step_pairs.size(); ++step) {
+            message.push_back(step < counts->size() ? static_cast<double>((*counts)[step]) : 0.0);
+        }
+    }
     append_columns(message, result.outputs, 0, result.outputs.cols());
     for (const Matrix& state : result.states) {
         append_columns(message, state, 0, state.cols());
@@ -606,7 +880,7 @@ std::vector<double> pack_result(const RankResult& result)
 RankResult unpack_result(const std::vector<double>& message, std::size_t rank, std::vector<std::size_t> rows)
 {
     std::size_t at = 0;
-    const Matrix header = read_matrix(message, at, 1, 6);
+    const Matrix header = read_matrix(message, at, 1, 7);
     RankResult result;
     result.rank = rank;
     result.rows = std::move(rows);
@@ -614,6 +888,12 @@ RankResult unpack_result(const std::vector<double>& message, std::size_t rank, s
     result.bytes_received = static_cast<std::uint64_t>(header(0, 1));
     result.pairs = static_cast<std::uint64_t>(header(0, 2));
     result.skipped = static_cast<std::uint64_t>(header(0, 3));
+    const auto steps = static_cast<std::size_t>(header(0, 6));
+    const Matrix counts = read_matrix(message, at, 2, steps);  // the dot products, then the bytes, of each step
+    for (std::size_t step = 0; step < steps; ++step) {
+        result.step_pairs.push_back(static_cast<std::uint64_t>(counts(0, step)));
+        result.step_bytes.push_back(static_cast<std::uint64_t>(counts(1, step)));
+    }
     const auto value_dim = static_cast<std::size_t>(header(0, 4));
     result.outputs = read_matrix(message, at, result.rows.size(), value_dim);
     for (std::size_t state = 0; state < static_cast<std::size_t>(header(0, 5)); ++state) {

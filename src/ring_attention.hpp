@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "matrix.hpp"
+#include "tiled.hpp"
 
 namespace sa {
 
@@ -98,12 +99,62 @@ enum class Layout {
 [[nodiscard]] std::uint64_t visible_pairs(const std::vector<std::size_t>& query_rows,
                                           const std::vector<std::size_t>& key_rows, bool causal);
 
+/// \brief How the causal mask meets one block of queries and keys (rows ascending on both sides).
+///
+/// - visible: every key row is at or before every query row (or there is no mask): the
+///   kernel computes every entry and never looks at a mask;
+/// - hidden: every key row comes after every query row: the kernel skips the block;
+/// - diagonal: some of each: query row i computes only the keys at or before it, a prefix
+///   of the block's keys, since they are ascending.
+enum class BlockVisibility {
+    visible,   ///< every pair takes part
+    hidden,    ///< no pair takes part
+    diagonal,  ///< a prefix of the keys for each query
+};
+
+/// \brief Which of the three cases a block is: visible when \f$ \max K \le \min Q \f$ or
+///        there is no mask, hidden when \f$ \min K > \max Q \f$, diagonal otherwise.
+/// \param query_rows the token rows of the queries, ascending, not empty
+/// \param key_rows the token rows of the keys, ascending, not empty
+/// \param causal whether the causal mask applies
+/// \return the case
+[[nodiscard]] BlockVisibility block_visibility(const std::vector<std::size_t>& query_rows,
+                                               const std::vector<std::size_t>& key_rows, bool causal);
+
+/// \brief The ring's kernel: chapter 13's absorb_block() on the pairs the mask lets through, and
+///        only on those. Returns the dot products \f$ q_i \cdot k_j \f$ it computed.
+///
+/// For each query row i (token row \f$ r_i \f$) it takes the keys \f$ j < m_i \f$, where
+/// \f$ m_i \f$ is the number of key rows at or before \f$ r_i \f$ (all of them in a visible
+/// block, none in a hidden one), computes \f$ s_{ij} = q_i \cdot k_j / \sqrt{d_k} \f$ and updates
+/// \f$ \mu_i, \ell_i, \tilde O_i \f$ as absorb_block() does. A hidden block costs nothing; a
+/// diagonal block costs \f$ \sum_i m_i \f$ dot products, not \f$ |Q| \cdot |K| \f$. The masked
+/// pairs that absorb_block() would score as \f$ -\infty \f$ add exact zeros there, so the state
+/// is bit for bit the one absorb_block() gives with block_mask() (a NaN in a hidden value, which
+/// absorb_block() multiplies by 0, is never read here).
+///
+/// Shapes: the state and Q have |query_rows| rows, K and V |key_rows| rows, Q and K d_k columns.
+///
+/// \param state the state of the queries, updated in place
+/// \param queries Q, one row per query row
+/// \param query_rows their token rows, ascending
+/// \param keys K of the block
+/// \param values V of the block
+/// \param key_rows their token rows, ascending
+/// \param causal whether the causal mask applies
+/// \return the dot products computed: visible_pairs() of the two row sets
+/// \throws ShapeError if the shapes do not fit together
+std::uint64_t absorb_visible(PartialAttention& state, const Matrix& queries, const std::vector<std::size_t>& query_rows,
+                             const Matrix& keys, const Matrix& values, const std::vector<std::size_t>& key_rows,
+                             bool causal);
+
 /// \brief The score evaluations of each rank over the whole ring: the sum of
 ///        visible_pairs() of its queries with every rank's keys.
 ///
 /// Without the mask each rank makes \f$ |R_g| \cdot n \f$. Under the causal mask,
 /// contiguous shards give rank G−1 about 2G−1 times the work of rank 0; striped and
-/// zig-zag shards spread it evenly.
+/// zig-zag shards spread it evenly. A formula for the count that ring_attention()'s kernel
+/// (absorb_visible()) reads from its own counter, RankResult::pairs; the tests compare the two.
 ///
 /// \param layout the layout
 /// \param tokens n, at least G
@@ -154,15 +205,16 @@ enum class Layout {
 /// \return the bytes sent, as a real number
 [[nodiscard]] double ulysses_bytes_formula(std::size_t tokens, std::size_t ranks, std::size_t dim);
 
-/// \brief The numbers one rank of the ring keeps for its b tokens of one head:
-///        \f$ b (3 d_k + 3 d_v + 3) \f$.
+/// \brief The numbers one rank of the ring keeps for its b tokens of one head in training:
+///        \f$ b (4 d_k + 4 d_v + 3) \f$.
 ///
 /// Its queries, \f$ b d_k \f$; its state, \f$ b (d_v + 2) \f$ (\f$ \tilde O \f$,
 /// \f$ \mu \f$ and \f$ \ell \f$ per query, the width of state_table()); the block of
 /// keys and values it holds and the one arriving, chapter 13's cached_step_reads() of b
-/// tokens each; and one row of a block's scores, b numbers, all absorb_block() keeps of
-/// them. The mask is taken as computed from the token rows, not stored. A model of
-/// attention's own memory in one layer's forward pass, not of a whole model.
+/// tokens each; its own keys and values, \f$ b (d_k + d_v) \f$, which training keeps for the
+/// backward pass after the block has left; and one row of a block's scores, b numbers, all
+/// absorb_block() keeps of them. The mask is taken as computed from the token rows, not
+/// stored. A model of attention's own memory in one layer, not of a whole model.
 ///
 /// \param tokens_per_rank b
 /// \param key_dim d_k
@@ -177,8 +229,7 @@ enum class Layout {
 /// A rank's numbers grow linearly in b, so the largest b that fits is
 /// \f$ b_{\max} = \lfloor D / 8\, \mathrm{held}(1) \rfloor \f$;
 /// the rank with the most tokens holds \f$ \lceil n / G \rceil \f$, which fits exactly when
-/// \f$ n \le G b_{\max} \f$. The longest sequence grows with G; chapter 7's attention on
-/// one device stores the n×n scores and stops near \f$ \sqrt{D/8} \f$.
+/// \f$ n \le G b_{\max} \f$: G times the longest sequence of one device (G = 1).
 ///
 /// \param device_bytes D
 /// \param ranks G
@@ -187,6 +238,21 @@ enum class Layout {
 /// \return the longest n (0 when not even one token fits)
 [[nodiscard]] std::uint64_t ring_longest_sequence(std::uint64_t device_bytes, std::uint64_t ranks,
                                                   std::uint64_t key_dim, std::uint64_t value_dim);
+
+/// \brief The numbers one all-to-all of Ulysses carries across a bisection of the G ranks, each way:
+///        \f$ \lfloor G/2 \rfloor \lceil G/2 \rceil \cdot 4 \frac{n}{G} \frac{d}{G} \f$, which is
+///        \f$ n d \f$ when G is even.
+///
+/// Split the ranks into two halves; every rank of one half sends every rank of the other its
+/// \f$ n/G \f$ rows of the \f$ d/G \f$ columns of that rank's heads, for Q, K, V and the
+/// output: \f$ 4 (n/G)(d/G) \f$ numbers a pair, over both exchanges. The count does not fall as G
+/// grows; only a fabric whose bisection grows with G carries it in less time.
+///
+/// \param tokens n
+/// \param ranks G, at least 1
+/// \param dim d = d_k = d_v
+/// \return the numbers, as a real number
+[[nodiscard]] double ulysses_bisection_numbers(std::size_t tokens, std::size_t ranks, std::size_t dim);
 
 /// \brief Messages between every pair of G ranks, indexed by rank: in
 ///        Communicator::all_to_all(), outgoing[g][t] goes from rank g to rank t and
@@ -291,6 +357,15 @@ struct Shard {
     Matrix values = {};                  ///< |R_g|×d_v, the rows of V
 };
 
+/// \brief Rank g's rows of any n-row matrix under a layout (of dO, say), in ascending token order.
+/// \param matrix n rows
+/// \param layout the layout
+/// \param ranks G
+/// \param rank g
+/// \return |R_g| rows, row i the matrix's row layout_rows()[i]
+/// \throws std::invalid_argument as layout_rows()
+[[nodiscard]] Matrix shard_rows(const Matrix& matrix, Layout layout, std::size_t ranks, std::size_t rank);
+
 /// \brief Rank g's shard: its rows of Q, K and V under a layout.
 ///
 /// In a real deployment each rank computes these rows itself from its own tokens; the
@@ -324,8 +399,10 @@ struct RankResult {
     std::vector<Matrix> states = {};     ///< the ring: state_table() after each step, G of them
     std::uint64_t bytes_sent = 0;        ///< bytes this rank sent
     std::uint64_t bytes_received = 0;    ///< bytes this rank received
-    std::uint64_t pairs = 0;             ///< score evaluations that took part (visible_pairs())
+    std::uint64_t pairs = 0;             ///< dot products \f$ q_i \cdot k_j \f$ the kernel computed (its counter)
     std::uint64_t skipped = 0;           ///< the ring: blocks the mask hid entirely, never absorbed
+    std::vector<std::uint64_t> step_pairs = {};  ///< the ring: the dot products of each step, G of them
+    std::vector<std::uint64_t> step_bytes = {};  ///< the ring: the bytes this rank sent at each step
 };
 
 /// \brief The additive mask of one block: 0 where key row \f$ j \le i \f$ (or everywhere
@@ -355,6 +432,36 @@ struct RankResult {
 /// \throws std::invalid_argument if a shard's rows are not its rank's rows under the layout
 [[nodiscard]] std::vector<RankResult> ring_attention(Communicator& communicator, const RingSetup& setup,
                                                      const std::vector<Shard>& shards);
+
+/// \brief The ring's backward pass: the gradients dQ, dK and dV of ring_attention() for the
+///        ranks this process runs, given \f$ dO = \partial L / \partial O \f$ of their rows.
+///
+/// The keys and values go round the ring again, and the gradients of each block travel with
+/// it: at step s rank g holds the block of rank \f$ o = (g - s) \bmod G \f$ with the sums
+/// \f$ dK_o, dV_o \f$ so far. It starts passing K and V on, then, for the pairs the mask lets
+/// through (as absorb_visible()), recomputes \f$ P_{ij} = e^{s_{ij} - \mu_i} / \ell_i \f$ from
+/// the forward's \f$ \mu, \ell \f$ and adds
+/// \f$ dV_j \mathrel{+}= P_{ij}\, dO_i \f$,
+/// \f$ dS_{ij} = P_{ij} (dO_i \cdot v_j - D_i) \f$ with \f$ D_i = dO_i \cdot O_i \f$,
+/// \f$ dQ_i \mathrel{+}= dS_{ij} k_j / \sqrt{d_k} \f$ and \f$ dK_j \mathrel{+}= dS_{ij} q_i / \sqrt{d_k} \f$
+/// (chapter 11's softmax backward, \f$ \sum_j P_{ij}\, dP_{ij} = dO_i \cdot O_i \f$); then it
+/// sends \f$ dK_o, dV_o \f$ on after K and V. After step G−1 the block's gradients take one more
+/// step, home to its own rank. Each rank sends K and V G−1 times and dK, dV G times (none with
+/// G = 1): twice the forward's bytes per step, and one block more.
+///
+/// \param communicator carries the blocks between ranks
+/// \param setup n, G, the layout and the mask, as in the forward pass
+/// \param shards the shards of the ranks this process runs
+/// \param forward ring_attention()'s result for each shard, in the same order (its outputs and
+///        its last state's \f$ \mu, \ell \f$)
+/// \param d_outputs dO of each shard's rows, |R_g|×d_v, in the same order
+/// \return one result per shard: outputs holds dQ, dK and dV side by side, |R_g|×(2d_k + d_v);
+///         pairs, step_pairs, the bytes and skipped count this pass (no states)
+/// \throws std::invalid_argument as ring_attention(), or if forward or d_outputs do not match the shards
+[[nodiscard]] std::vector<RankResult> ring_attention_backward(Communicator& communicator, const RingSetup& setup,
+                                                              const std::vector<Shard>& shards,
+                                                              const std::vector<RankResult>& forward,
+                                                              const std::vector<Matrix>& d_outputs);
 
 /// \brief DeepSpeed-Ulysses (Jacobs et al., 2023): two all-to-alls around attention.
 ///

@@ -363,21 +363,43 @@ TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads bit for bit and sends 4(n/
 TEST_CASE("The longest sequence G devices hold grows as G times the tokens one rank's memory fits", "[ch17][support]")
 {
     INFO("b = 5 tokens, d_k = 2, d_v = 3: Q 5·2 = 10, state 5·(3+2) = 25, the block held and the one arriving "
-         "2·5·(2+3) = 50, one row of scores 5: 90 = 5·(3·2 + 3·3 + 3)");
-    CHECK(sa::ring_rank_numbers(5, 2, 3) == 90);
-    INFO("one token is 18 numbers, 144 bytes; M = 1000 bytes holds floor(1000/144) = 6 tokens per rank "
-         "(6·144 = 864 fits, 7·144 = 1008 does not), so G = 3 ranks hold 18");
-    CHECK(sa::ring_longest_sequence(1000, 3, 2, 3) == 18);
-    CHECK(sa::ring_rank_numbers(6, 2, 3) * 8 <= 1000);
-    CHECK(sa::ring_rank_numbers(7, 2, 3) * 8 > 1000);
-    INFO("143 bytes hold no token of 144");
-    CHECK(sa::ring_longest_sequence(143, 3, 2, 3) == 0);
-    INFO("the chapter's model: d_k = d_v = 128 is 3·128 + 3·128 + 3 = 771 numbers, 6168 bytes a token; an 80 GB "
-         "device holds floor(80·10^9 / 6168) = 12970168 tokens (6168·12970168 = 79999996224), 8 devices 8 times "
-         "as many");
-    CHECK(sa::ring_rank_numbers(1, 128, 128) == 771);
-    CHECK(sa::ring_longest_sequence(80'000'000'000, 1, 128, 128) == 12970168);
-    CHECK(sa::ring_longest_sequence(80'000'000'000, 8, 128, 128) == 103761344);
+         "2·5·(2+3) = 50, its own K and V kept for the backward pass 5·(2+3) = 25, one row of scores 5: "
+         "115 = 5·(4·2 + 4·3 + 3)");
+    CHECK(sa::ring_rank_numbers(5, 2, 3) == 115);
+    INFO("one token is 23 numbers, 184 bytes; M = 1000 bytes holds floor(1000/184) = 5 tokens per rank "
+         "(5·184 = 920 fits, 6·184 = 1104 does not), so G = 3 ranks hold 15");
+    CHECK(sa::ring_longest_sequence(1000, 3, 2, 3) == 15);
+    CHECK(sa::ring_rank_numbers(5, 2, 3) * 8 <= 1000);
+    CHECK(sa::ring_rank_numbers(6, 2, 3) * 8 > 1000);
+    INFO("183 bytes hold no token of 184");
+    CHECK(sa::ring_longest_sequence(183, 3, 2, 3) == 0);
+    INFO("the chapter's model: d_k = d_v = 128 is 4·128 + 4·128 + 3 = 1027 numbers, 8216 bytes a token; an 80 GB "
+         "device holds floor(80·10^9 / 8216) = 9737098 tokens (8216·9737098 = 79999997168, one more token "
+         "passes 80·10^9), 8 devices 8 times as many");
+    CHECK(sa::ring_rank_numbers(1, 128, 128) == 1027);
+    CHECK(sa::ring_longest_sequence(80'000'000'000, 1, 128, 128) == 9737098);
+    CHECK(sa::ring_longest_sequence(80'000'000'000, 8, 128, 128) == 77896784);
+}
+
+TEST_CASE("Ulysses' all-to-alls carry n·d numbers across a bisection each way, whatever G", "[ch17][support]")
+{
+    for (const std::size_t ranks : {2, 3, 4, 6, 8}) {
+        const std::size_t n = 48;
+        const std::size_t d = 24;
+        double crossing = 0.0;  // every pair (sender in the first half, receiver in the second), counted one by one
+        for (std::size_t from = 0; from < ranks / 2; ++from) {
+            for (std::size_t to = ranks / 2; to < ranks; ++to) {
+                crossing += 4.0 * static_cast<double>(n / ranks) * static_cast<double>(d / ranks);  // Q, K, V, O
+            }
+        }
+        INFO("G = " << ranks << ", n = 48, d = 24: each pair across the cut exchanges (n/G) rows of d/G columns of "
+             "Q, K, V and the output");
+        CHECK_THAT(sa::ulysses_bisection_numbers(n, ranks, d), WithinAbs(crossing, 1e-9));
+        if (ranks % 2 == 0) {
+            INFO("with G even that is (G/2)²·4·(n/G)·(d/G) = n·d = 1152");
+            CHECK_THAT(sa::ulysses_bisection_numbers(n, ranks, d), WithinAbs(1152.0, 1e-9));
+        }
+    }
 }
 
 namespace {
@@ -452,4 +474,175 @@ TEST_CASE("The in-process communicator delivers in order and names a missing mes
     std::vector<double> too_short(1);
     communicator.receive(1, 0, too_short);
     CHECK_THROWS_WITH(communicator.wait(), Contains("expected 1 numbers from rank 1 but got 2"));
+}
+
+namespace {
+
+// How many of `keys` a query at token row `query` sees, counted one by one.
+std::uint64_t count_seen(std::size_t query, const Rows& keys, bool causal)
+{
+    std::uint64_t seen = 0;
+    for (const std::size_t key : keys) {
+        seen += (!causal || key <= query) ? 1 : 0;
+    }
+    return seen;
+}
+
+}  // namespace
+
+TEST_CASE("The ring's kernel computes only the visible dot products, and the state of absorb_block() bit for bit",
+          "[ch17]")
+{
+    const helpers::Inputs inputs = helpers::random_inputs(31, 5, 6, 3, 2);
+    const Rows query_rows{3, 4, 9, 10, 11};
+    INFO("three blocks of keys: all before the queries, all after, and interleaved with them");
+    for (const Rows& key_rows : {Rows{0, 1, 2, 3, 3, 3}, Rows{12, 13, 14, 15, 16, 17}, Rows{2, 4, 5, 9, 11, 12}}) {
+        sa::PartialAttention mine = sa::empty_attention(5, 2);
+        const std::uint64_t dots = sa::absorb_visible(mine, inputs.queries, query_rows, inputs.keys, inputs.values,
+                                                      key_rows, true);
+        std::uint64_t expected = 0;
+        for (const std::size_t query : query_rows) {
+            expected += count_seen(query, key_rows, true);
+        }
+        INFO("key rows from " << key_rows.front() << ": the counter is the pairs with key row <= query row, "
+             "counted in the test one by one: " << expected << " of 30");
+        CHECK(dots == expected);
+        sa::PartialAttention masked = sa::empty_attention(5, 2);
+        sa::absorb_block(masked, inputs.queries, inputs.keys, inputs.values,
+                         sa::block_mask(query_rows, key_rows, true), {0, 5, 0, 6});
+        INFO("a masked pair adds e^-inf = 0 to ℓ and 0·v to Õ in absorb_block(), so leaving it out changes no bit");
+        CHECK(mine.max == masked.max);
+        CHECK(mine.sum == masked.sum);
+        CHECK(sa::identical(mine.accumulator, masked.accumulator));
+    }
+    CHECK(sa::block_visibility(query_rows, Rows{0, 3}, true) == sa::BlockVisibility::visible);
+    CHECK(sa::block_visibility(query_rows, Rows{12}, true) == sa::BlockVisibility::hidden);
+    CHECK(sa::block_visibility(query_rows, Rows{4, 5}, true) == sa::BlockVisibility::diagonal);
+    CHECK(sa::block_visibility(query_rows, Rows{12}, false) == sa::BlockVisibility::visible);
+}
+
+TEST_CASE("The kernel's counter: each rank's dot products, step by step, as counted by hand", "[ch17]")
+{
+    const std::size_t ranks = 4;
+    const std::size_t block = 12;
+    const std::size_t n = ranks * block;
+    const std::size_t c = block / 2;
+    const helpers::Inputs inputs = helpers::random_inputs(48, n, n, 2, 2);
+    const auto contiguous = run_ring({n, ranks, sa::Layout::contiguous, true}, inputs);
+    const auto striped = run_ring({n, ranks, sa::Layout::striped, true}, inputs);
+    const auto zigzag = run_ring({n, ranks, sa::Layout::zigzag, true}, inputs);
+    for (std::size_t g = 0; g < ranks; ++g) {
+        for (std::size_t s = 0; s < ranks; ++s) {
+            const std::size_t owner = (g + ranks - s) % ranks;
+            INFO("rank " << g << ", step " << s << ", the block of rank " << owner << ", b = 12, c = 6");
+            INFO("contiguous: its own block half and the diagonal, b(b+1)/2 = 78; an earlier block whole, b² = 144; "
+                 "a later one nothing");
+            CHECK(contiguous[g].step_pairs[s] == (owner == g ? 78U : owner < g ? 144U : 0U));
+            INFO("striped: query g + kG sees keys o + mG with m <= k (k+1 of them) when o <= g, m < k when o > g: "
+                 "b(b+1)/2 = 78 or b(b-1)/2 = 66");
+            CHECK(striped[g].step_pairs[s] == (owner <= g ? 78U : 66U));
+            INFO("zig-zag: chunks g and 2G-1-g; another rank's block is half visible, 2c² = 72; its own "
+                 "c(c+1)/2 + c² + c(c+1)/2 = 2c² + c = 78");
+            CHECK(zigzag[g].step_pairs[s] == (s == 0 ? 2 * c * c + c : 2 * c * c));
+        }
+        INFO("the sums: contiguous g·b² + b(b+1)/2, striped G·b(b-1)/2 + (g+1)·b, zig-zag (2G-1)c² + c(c+1)");
+        CHECK(contiguous[g].pairs == g * block * block + block * (block + 1) / 2);
+        CHECK(striped[g].pairs == ranks * block * (block - 1) / 2 + (g + 1) * block);
+        CHECK(zigzag[g].pairs == (2 * ranks - 1) * c * c + c * (c + 1));
+    }
+    INFO("without the mask every pair: G·b² = 576 on every rank");
+    for (const auto& result : run_ring({n, ranks, sa::Layout::zigzag, false}, inputs)) {
+        CHECK(result.pairs == ranks * block * block);
+    }
+}
+
+namespace {
+
+// Chapter 11's gradients of softmax(QKᵀ/√d_k + M)·V: attention_backward() with E = I, so that Q = I·W_Q = W_Q exactly.
+sa::AttentionGrads chapter_11(const helpers::Inputs& inputs, const sa::Matrix& mask, const sa::Matrix& d_outputs)
+{
+    return sa::attention_backward(sa::identity(inputs.queries.rows()), inputs.queries, inputs.keys, inputs.values,
+                                  mask, d_outputs);
+}
+
+// The rows of some columns of a matrix.
+sa::Matrix columns(const sa::Matrix& matrix, std::size_t first, std::size_t count)
+{
+    sa::Matrix taken(matrix.rows(), count);
+    for (std::size_t r = 0; r < matrix.rows(); ++r) {
+        for (std::size_t c = 0; c < count; ++c) {
+            taken(r, c) = matrix(r, first + c);
+        }
+    }
+    return taken;
+}
+
+}  // namespace
+
+TEST_CASE("The ring's backward pass equals chapter 11's gradients for every G, layout and mask", "[ch17]")
+{
+    for (const std::size_t n : {std::size_t{13}, std::size_t{8}}) {
+        const std::size_t key_dim = 3;
+        const std::size_t value_dim = 4;
+        sa::SplitMix64 generator(1100 + n);
+        const helpers::Inputs inputs = helpers::random_inputs(generator, n, n, key_dim, value_dim);
+        const sa::Matrix d_outputs = sa::random_matrix(n, value_dim, generator);
+        for (const bool causal : {false, true}) {
+            const sa::AttentionGrads reference = chapter_11(inputs, whole_mask(n, causal), d_outputs);
+            for (const std::size_t ranks : {1, 2, 3, 4, 8}) {
+                for (const sa::Layout layout : layouts) {
+                    const sa::RingSetup setup{n, ranks, layout, causal};
+                    sa::LocalCommunicator communicator;
+                    const auto shards = all_shards(layout, ranks, inputs);
+                    const auto forward = sa::ring_attention(communicator, setup, shards);
+                    std::vector<sa::Matrix> d_mine;
+                    for (const auto& shard : shards) {
+                        d_mine.push_back(sa::shard_rows(d_outputs, layout, ranks, shard.rank));
+                    }
+                    const auto backward = sa::ring_attention_backward(communicator, setup, shards, forward, d_mine);
+                    const sa::Matrix grads = sa::assemble_outputs(backward, n);
+                    INFO("n = " << n << ", G = " << ranks << ", " << sa::layout_name(layout)
+                                << (causal ? ", causal" : ", no mask") << ": dQ, dK and dV of every rank, put "
+                                "together, are chapter 11's, to a relative 1e-12");
+                    CHECK(sa::agree(columns(grads, 0, key_dim), reference.d_queries, 1e-12));
+                    CHECK(sa::agree(columns(grads, key_dim, key_dim), reference.d_keys, 1e-12));
+                    CHECK(sa::agree(columns(grads, 2 * key_dim, value_dim), reference.d_values, 1e-12));
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("The backward pass sends K and V G-1 times and dK, dV G times, and computes what the forward did",
+          "[ch17]")
+{
+    const std::size_t n = 12;
+    sa::SplitMix64 generator(12);
+    const helpers::Inputs inputs = helpers::random_inputs(generator, n, n, 4, 4);
+    const sa::Matrix d_outputs = sa::random_matrix(n, 4, generator);
+    for (const std::size_t ranks : {1, 2, 3, 4}) {
+        for (const sa::Layout layout : layouts) {
+            const sa::RingSetup setup{n, ranks, layout, true};
+            sa::LocalCommunicator communicator;
+            const auto shards = all_shards(layout, ranks, inputs);
+            const auto forward = sa::ring_attention(communicator, setup, shards);
+            std::vector<sa::Matrix> d_mine;
+            for (const auto& shard : shards) {
+                d_mine.push_back(sa::shard_rows(d_outputs, layout, ranks, shard.rank));
+            }
+            const auto backward = sa::ring_attention_backward(communicator, setup, shards, forward, d_mine);
+            const std::uint64_t block = (n / ranks) * (4 + 4) * 8;  // b rows of a key and a value, 8 bytes a number
+            for (const auto& result : backward) {
+                INFO("G = " << ranks << ", " << sa::layout_name(layout) << ", rank " << result.rank << ": a block is "
+                     "(12/G)·(4 + 4)·8 = " << block << " bytes; K, V at steps 0 to G-2 and dK, dV at every step");
+                CHECK(result.bytes_sent == (ranks == 1 ? 0 : (2 * ranks - 1) * block));
+                for (std::size_t step = 0; step < ranks; ++step) {
+                    CHECK(result.step_bytes[step] == (ranks == 1 ? 0 : step + 1 < ranks ? 2 * block : block));
+                    CHECK(result.step_bytes[step] >= 2 * forward[result.rank].step_bytes[step]);
+                }
+                INFO("the same pairs as the forward pass, step by step");
+                CHECK(result.step_pairs == forward[result.rank].step_pairs);
+            }
+        }
+    }
 }

@@ -228,6 +228,28 @@ std::string work_row(sa::Layout layout, const std::vector<sa::RankResult>& every
                               static_cast<double>(largest) / mean);
 }
 
+// Each step's busiest rank: its dot products, and the smallest share of a whole block among the steps that send.
+std::string busiest_row(const sa::RingSetup& setup, const std::vector<sa::RankResult>& everyone, double& smallest)
+{
+    std::string text = fmt::format("  {:<11}", sa::layout_name(setup.layout));
+    double least = 1.0;
+    for (std::size_t step = 0; step < setup.ranks; ++step) {
+        std::uint64_t busiest = 0;
+        std::uint64_t whole = 0;  // the pairs of the largest block of that step, every one computed without a mask
+        for (const auto& result : everyone) {
+            const std::size_t owner = sa::ring_block_owner(result.rank, step, setup.ranks);
+            busiest = std::max(busiest, result.step_pairs[step]);
+            whole = std::max<std::uint64_t>(whole, result.rows.size() * everyone[owner].rows.size());
+        }
+        text += fmt::format("  {:>7}", busiest);
+        if (step + 1 < setup.ranks) {
+            least = std::min(least, static_cast<double>(busiest) / static_cast<double>(whole));
+        }
+    }
+    smallest = std::min(smallest, least);
+    return text + fmt::format("  {:>14.3f}\n", least);
+}
+
 std::string bytes_row(sa::Layout layout, const std::vector<sa::RankResult>& everyone)
 {
     std::string text = fmt::format("  {:<11}", sa::layout_name(layout));
@@ -237,23 +259,87 @@ std::string bytes_row(sa::Layout layout, const std::vector<sa::RankResult>& ever
     return text + "\n";
 }
 
-// The sharded run: every layout, with and without the mask, checked; the causal work and the bytes.
-sa::Matrix sharded_runs(sa::Report& report, const ring::Network& network, const Options& options)
+std::string steps_text(const std::vector<std::uint64_t>& bytes)
+{
+    std::string text;
+    for (const std::uint64_t each : bytes) {
+        text += fmt::format("{}{}", text.empty() ? "" : " ", each);
+    }
+    return text;
+}
+
+// The ring's backward pass after a forward one, on the same ranks: one line, checked against chapter 11.
+std::string backward_line(const ring::Network& network, const sa::RingSetup& setup, const Sequence& sequence,
+                          const std::vector<sa::RankResult>& forward, const std::vector<sa::RankResult>& everyone)
+{
+    sa::SplitMix64 generator(seed + 1);
+    const sa::Matrix d_outputs = sa::random_matrix(setup.tokens, width, generator);
+    //> ring-backward-run
+    const auto ring = network.ring(setup.ranks);
+    const auto shards = my_shards(*ring, setup, sequence.queries, sequence.keys, sequence.values);
+    std::vector<sa::Matrix> d_mine;
+    for (const sa::Shard& shard : shards) {
+        d_mine.push_back(sa::shard_rows(d_outputs, setup.layout, setup.ranks, shard.rank));
+    }
+    const auto grads = sa::gather_results(*ring, setup, sa::ring_attention_backward(*ring, setup, shards, forward, d_mine));
+    //< ring-backward-run
+    if (grads.empty()) {
+        return "";
+    }
+    const std::size_t n = setup.tokens;
+    const sa::AttentionGrads reference = sa::attention_backward(sa::identity(n), sequence.queries, sequence.keys,
+                                                                sequence.values, sa::causal_mask(n, n), d_outputs);
+    const sa::Matrix together = sa::assemble_outputs(grads, n);  // dQ, dK and dV side by side
+    const auto parts = sa::split_heads(together, 3);
+    const bool same = sa::agree(parts[0], reference.d_queries, 1e-12) && sa::agree(parts[1], reference.d_keys, 1e-12) &&
+                      sa::agree(parts[2], reference.d_values, 1e-12);
+    return fmt::format("  {:<11}  {:<21}  {} | {}\n", sa::layout_name(setup.layout), yes(same),
+                       steps_text(everyone.front().step_bytes), steps_text(grads.front().step_bytes));
+}
+
+// The tables of the sharded run, filled layout by layout.
+struct ShardedTables {
+    std::string checks;
+    std::string work;
+    std::string busiest;
+    std::string bytes;
+    std::string backward;
+    double smallest_share = 1.0;  // of a whole block, at a step that sends, among the layouts under the mask
+};
+
+ShardedTables table_heads(const Options& options)
+{
+    std::string ranks_header;
+    std::string steps_header;
+    for (std::size_t rank = 0; rank < options.ranks; ++rank) {
+        ranks_header += fmt::format("  {:>13}", fmt::format("rank {}", rank));
+        steps_header += fmt::format("  {:>7}", fmt::format("step {}", rank));
+    }
+    const std::size_t n = options.length;
+    ShardedTables tables;
+    tables.checks = fmt::format("The sequence split between G = {} ranks: n = {}, d_k = d_v = {}, Q, K and V seeded "
+                                "random\n  layout       mask    == chapter 7 (1e-12)  == split-and-merge, bit for bit\n",
+                                options.ranks, n, width);
+    tables.work = "Dot products q·k the kernel computed per rank under the causal mask (blocks skipped):\n  layout     " +
+                  ranks_header + "  last/first  largest/mean\n";
+    tables.busiest = "Dot products of each step's busiest rank, and the smallest share of a whole block at a step "
+                     "that sends:\n  layout     " + steps_header + "  smallest share\n";
+    tables.bytes = fmt::format("Bytes each rank sent/received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n  layout     {}\n",
+                               sa::ring_bytes_formula(n, options.ranks, width), ranks_header);
+    tables.backward = "The ring's backward pass, causal, dO seeded random: K and V go round again, dK and dV travel "
+                      "with them\n  layout       == chapter 11 (1e-12)  bytes rank 0 sent at each step, forward | "
+                      "backward\n";
+    return tables;
+}
+
+// The sharded run: every layout, with and without the mask, checked; the causal work, the bytes, the backward pass.
+ShardedTables sharded_runs(sa::Report& report, const ring::Network& network, const Options& options,
+                           sa::Matrix& work_figure)
 {
     const std::size_t n = options.length;
     const Sequence sequence = random_sequence(n);
-    std::string checks = fmt::format("The sequence split between G = {} ranks: n = {}, d_k = d_v = {}, Q, K and V "
-                                     "seeded random\n  layout       mask    == chapter 7 (1e-12)  == split-and-merge, "
-                                     "bit for bit\n", options.ranks, n, width);
-    std::string ranks_header;
-    for (std::size_t rank = 0; rank < options.ranks; ++rank) {
-        ranks_header += fmt::format("  {:>13}", fmt::format("rank {}", rank));
-    }
-    std::string work = "Score evaluations per rank under the causal mask (blocks skipped):\n  layout     " +
-                       ranks_header + "  last/first  largest/mean\n";
-    std::string bytes = fmt::format("Bytes each rank sent/received, against 2·(G-1)·(n/G)·d·8 = {:.0f}:\n  layout     {}\n",
-                                    sa::ring_bytes_formula(n, options.ranks, width), ranks_header);
-    sa::Matrix work_figure(options.layouts.size(), options.ranks);
+    ShardedTables tables = table_heads(options);
+    work_figure = sa::Matrix(options.layouts.size(), options.ranks);
     for (std::size_t l = 0; l < options.layouts.size(); ++l) {
         for (const bool causal : {false, true}) {
             //> sharded-ring
@@ -263,21 +349,26 @@ sa::Matrix sharded_runs(sa::Report& report, const ring::Network& network, const 
                 *ring, setup, my_shards(*ring, setup, sequence.queries, sequence.keys, sequence.values));
             const auto everyone = sa::gather_results(*ring, setup, mine);
             //< sharded-ring
+            if (causal) {
+                tables.backward += backward_line(network, setup, sequence, mine, everyone);
+            }
             if (everyone.empty()) {
                 continue;  // not the first process
             }
-            checks += check_line(setup, sequence, everyone);
+            tables.checks += check_line(setup, sequence, everyone);
             if (causal) {
-                work += work_row(options.layouts[l], everyone);
-                bytes += bytes_row(options.layouts[l], everyone);
+                tables.work += work_row(options.layouts[l], everyone);
+                tables.busiest += busiest_row(setup, everyone, tables.smallest_share);
+                tables.bytes += bytes_row(options.layouts[l], everyone);
                 for (const auto& result : everyone) {
                     work_figure(l, result.rank) = static_cast<double>(result.pairs);
                 }
             }
         }
     }
-    report.text(checks + "\n" + work + "\n" + bytes + "\n");
-    return work_figure;
+    report.text(tables.checks + "\n" + tables.work + "\n" + tables.busiest + "\n" + tables.bytes + "\n" +
+                tables.backward + "\n");
+    return tables;
 }
 
 // DeepSpeed-Ulysses on the same sequence: two all-to-alls around attention on h/G heads.
@@ -308,10 +399,12 @@ void ulysses_run(sa::Report& report, const ring::Network& network, const Options
         "  == chapter 9's heads side by side (W_O = I), bit for bit: {}\n"
         "  numbers each rank puts through the two all-to-alls, 4·n·d/G = {}\n"
         "  bytes each rank sent: {}, against 4·(n/G)·d·(G-1)/G·8 = {:.0f}\n"
-        "  the ring sends {:.0f} bytes per rank, {:.3f} times as many\n\n",
+        "  the ring sends {:.0f} bytes per rank, {:.3f} times as many\n"
+        "  numbers that cross a bisection of the ranks each way, all-to-all: floor(G/2)·ceil(G/2)·4·(n/G)·(d/G) = {:.0f},\n"
+        "  spread over the links that cross it; the ring: 2·(G-1)·(n/G)·d = {:.0f} over the one link each way\n\n",
         options.heads, options.heads / options.ranks,
         yes(sa::identical(sa::assemble_outputs(everyone, n), reference)), 4 * n * width / options.ranks, sent,
-        ulysses, ring, ring / ulysses));
+        ulysses, ring, ring / ulysses, sa::ulysses_bisection_numbers(n, options.ranks, width), ring / 8.0));
 }
 
 // Past this machine, on paper: the longest sequence G devices hold, one head of one layer, in doubles.
@@ -320,9 +413,10 @@ std::string longest_sequences()
     constexpr std::uint64_t device_bytes = 80'000'000'000;  // an H100 SXM's 80 GB (2022)
     constexpr std::uint64_t head_dim = 128;
     std::string text = fmt::format(
-        "  the longest sequence G devices of D = {} GB hold, one head of d_k = d_v = {}, in doubles:\n"
-        "  each rank keeps b·(3d_k + 3d_v + 3) = {} numbers for its b tokens (Q, its state, the block it holds,\n"
-        "  the block arriving, one row of scores), so n <= G·floor(D / (8·{}))\n"
+        "  the longest sequence G devices of D = {} GB hold in training, one head of d_k = d_v = {}, in doubles:\n"
+        "  each rank keeps b·(4d_k + 4d_v + 3) = {} numbers for its b tokens (Q, its state, the block it holds,\n"
+        "  the block arriving, its own K and V for the backward pass, one row of scores),\n"
+        "  so n <= G·floor(D / (8·{})), G times the G = 1 row\n"
         "      G     longest n\n", device_bytes / 1'000'000'000, head_dim,
         fmt::format("{}·b", sa::ring_rank_numbers(1, head_dim, head_dim)), sa::ring_rank_numbers(1, head_dim, head_dim));
     for (const std::uint64_t devices : {1, 8, 64, 512}) {
@@ -333,9 +427,15 @@ std::string longest_sequences()
 }
 
 // Past this machine, on paper: when does a ring step hide its transfer behind its compute?
-std::string model_section()
+// `share` is the smallest share of a whole block a step's busiest rank computed under the mask (the kernel's count).
+std::string model_section(double share)
 {
-    constexpr double device_rate = 67e12;  // operations per second: FP64 tensor cores of an H100 SXM (2022)
+    struct Numbers {
+        const char* name;
+        double bytes;              // σ, bytes a number
+        double operations;         // F, the dense peak in operations per second
+    };
+    const Numbers numbers[] = {{"FP64", 8, 67e12}, {"BF16", 2, 989e12}};  // an H100 SXM's tensor cores (2022)
     struct Link {
         const char* name;
         double bytes_per_second;
@@ -345,12 +445,25 @@ std::string model_section()
                           {"100 Gigabit Ethernet (2010)", 12.5e9}};
     std::string text = fmt::format(
         "Past this machine, on paper (a model, not a measurement):\n"
-        "  a step's compute, 4·b²·d operations at F per second, hides its transfer, b·2d·8 bytes at B per second,\n"
-        "  when b >= 4·F/B tokens per rank (d cancels); F = {:.0f} TFLOP/s\n"
-        "  link                              B (GB/s)  smallest b\n", device_rate / 1e12);
+        "  a step computes f·4·b²·d operations at F per second, f the share of a whole block its busiest rank\n"
+        "  computes; it sends b·2d·σ bytes at B per second, σ bytes a number; the transfer hides behind the\n"
+        "  compute when b >= σ·F/(2·f·B) tokens per rank (d cancels); f = 1 without the mask, f = {:.3f} under it\n"
+        "  (the smallest share above)\n"
+        "  numbers  σ  F (TFLOP/s), dense, an H100 SXM's tensor cores (2022)\n", share);
+    for (const Numbers& each : numbers) {
+        text += fmt::format("  {:<7}  {:.0f}  {:>5.0f}\n", each.name, each.bytes, each.operations / 1e12);
+    }
+    text += fmt::format("  smallest b                        B (GB/s)  FP64 f=1  FP64 f={:.3f}  BF16 f=1  BF16 f={:.3f}\n",
+                        share, share);
     for (const Link& link : links) {
-        const double smallest = std::ceil(4.0 * device_rate / link.bytes_per_second);
-        text += fmt::format("  {:<32}  {:>8.1f}  {:>10.0f}\n", link.name, link.bytes_per_second / 1e9, smallest);
+        text += fmt::format("  {:<32}  {:>8.1f}", link.name, link.bytes_per_second / 1e9);
+        for (const Numbers& each : numbers) {
+            for (const double f : {1.0, share}) {
+                const double smallest = std::ceil(each.bytes * each.operations / (2.0 * f * link.bytes_per_second));
+                text += fmt::format("  {:>{}.0f}", smallest, f == 1.0 ? 8 : 12);
+            }
+        }
+        text += "\n";
     }
     return text + "\n" + longest_sequences();
 }
@@ -377,7 +490,7 @@ void figures(const sa::Example& example, const Options& options, const sa::Matri
         names.push_back(sa::layout_name(layout));
     }
     const auto ranks = sa::numbered_labels("rank ", options.ranks, 0);
-    drawings.heatmap("work-per-rank.svg", {.title = fmt::format("Causal score evaluations per rank, n = {}, G = {}",
+    drawings.heatmap("work-per-rank.svg", {.title = fmt::format("Dot products computed per rank, causal, n = {}, G = {}",
                                                                 options.length, options.ranks),
                                            .values = work, .row_labels = names, .col_labels = ranks,
                                            .row_axis = "layout", .col_axis = "rank", .scale_label = "scores"});
@@ -395,9 +508,10 @@ std::string ring_chapter(const sa::Example& example)
         sa::Report report(example);
         report.text(memory_section(options));
         worked_example(report, example, network);
-        const sa::Matrix work = sharded_runs(report, network, options);
+        sa::Matrix work;
+        const ShardedTables tables = sharded_runs(report, network, options, work);
         ulysses_run(report, network, options);
-        report.text(model_section());
+        report.text(model_section(tables.smallest_share));
         if (const std::string& path = example.options.at("--step-times"); !path.empty()) {  // every process times
             const auto ranks = static_cast<std::size_t>(std::max(2, network.processes()));
             const auto ring = network.ring(ranks);

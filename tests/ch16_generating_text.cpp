@@ -602,7 +602,7 @@ std::string first_miss(const sa::LanguageModel& model, const sa::Vocabulary& voc
 {
     const std::size_t rest = name.size() - shown;
     if (copied == rest) {
-        return fmt::format("  {}: no miss, all {} letters copied\n", prompt, rest);
+        return fmt::format("  {:<37} no miss: all {} letters copied\n", prompt, rest);
     }
     const std::string text = prompt + name.substr(shown, copied);
     const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
@@ -611,9 +611,8 @@ std::string first_miss(const sa::LanguageModel& model, const sa::Vocabulary& voc
     const std::vector<double> p = softmax_at(sa::recomputed_logits(model, tokens), 1.0);
     const auto token = [&](char c) { return sa::encode(vocabulary, std::string(1, c)).at(0); };
     const char right = name[shown + copied];
-    return fmt::format("  {}: letter {} '{}', {:.3f} on its copy place; p('{}') = {:.3f}, the model writes '{}' (p = "
-                       "{:.3f})\n", prompt, copied + 1, right, weight, right, p[token(right)],
-                       sa::character_label(wrote[copied]), p[token(wrote[copied])]);
+    return fmt::format("  {:<37} {:>3} '{}'{:>19.3f}{:>11.3f}     '{}'{:>10.3f}\n", prompt, copied + 1, right, weight,
+                       p[token(right)], sa::character_label(wrote[copied]), p[token(wrote[copied])]);
 }
 
 // One model's name table checked line by line against the output, recomputed without the cache: what

@@ -497,13 +497,13 @@ const std::array<NamePrompt, 5> name_prompts{{
 
 // Where a copy stops: at the first letter the model gets wrong, the text is the prompt and the
 // letters copied so far; the induction head's weight on that letter's copy place, and the
-// probabilities (τ = 1) of the right letter and of the one the model wrote.
+// probabilities (τ = 1) of the right letter and of the one the model wrote. One row of a table.
 std::string copy_miss(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const NamePrompt& p,
                       const CopyStep& step, const Circuit& circuit, int digits)
 {
     const std::size_t rest = p.name.size() - p.shown;
     if (step.copied == rest) {
-        return fmt::format("  {}: no miss, all {} letters copied\n", p.prompt, rest);
+        return fmt::format("  {:<37} no miss: all {} letters copied\n", p.prompt, rest);
     }
     const std::vector<std::size_t> text = sa::encode(vocabulary, p.prompt + p.name.substr(p.shown, step.copied));
     const std::size_t last = text.size() - 1;
@@ -515,9 +515,9 @@ std::string copy_miss(const sa::LanguageModel& model, const sa::Vocabulary& voca
     const auto token = [&](char c) {
         return static_cast<std::size_t>(vocabulary.token_of_byte[static_cast<unsigned char>(c)]);
     };
-    return fmt::format("  {}: letter {} '{}', {:.{}f} on its copy place; p('{}') = {:.{}f}, the model writes '{}' "
-                       "(p = {:.{}f})\n", p.prompt, step.copied + 1, right, weight, digits, right, prob[token(right)],
-                       digits, sa::character_label(wrote), prob[token(wrote)], digits);
+    return fmt::format("  {:<37} {:>3} '{}'{:>19.{}f}{:>11.{}f}     '{}'{:>10.{}f}\n", p.prompt, step.copied + 1, right,
+                       weight, digits, prob[token(right)], digits, sa::character_label(wrote), prob[token(wrote)],
+                       digits);
 }
 
 // One of chapter 15's saved models, if it is there and reads this text.
@@ -554,7 +554,9 @@ std::string name_table(const sa::LanguageModel& model, const sa::Vocabulary& voc
                                  step.strongest == 0 ? "(none)" : sa::character_label(p.prompt[step.strongest - 1]));
     }
     return out + "Where the induction head puts the most, at each prompt's last position:\n" + strongest +
-           "Where the copy stops: the first letter the model gets wrong, read after the letters it got right:\n" +
+           "Where the copy stops: the first letter the model gets wrong, after those it got right; the induction\n"
+           "head's weight on that letter's copy place, and p (τ = 1) of the right letter and of the letter written:\n"
+           "  prompt                                 letter  on its copy place   p(right)   wrote  p(wrote)\n" +
            misses;
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -262,6 +263,41 @@ std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<
                                   std::size_t length, const SamplingRule& rule, std::uint64_t seed, bool cached)
 {
     return generate_text(model, prompt, length, rule, seed, cached, Window::sliding).tokens;
+}
+
+NameCompletion complete_name(const LanguageModel& model, const std::vector<std::size_t>& prompt,
+                             const std::vector<std::size_t>& rest)
+{
+    NameCompletion out;
+    out.wrote = generate(model, prompt, rest.size(), {.greedy = true}, 0, true);
+    bool missed = false;
+    for (std::size_t k = 0; k < rest.size(); ++k) {
+        out.right += out.wrote[k] == rest[k] ? 1 : 0;
+        missed = missed || out.wrote[k] != rest[k];
+        out.copied += missed ? 0 : 1;
+    }
+    return out;
+}
+
+std::string shuffled_name(const std::string& name, std::uint64_t seed)
+{
+    std::string letters = name;
+    for (char& c : letters) {
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))) {
+            throw std::invalid_argument(fmt::format("shuffled_name: \"{}\" holds a character that is not a letter "
+                                                    "A-Z or a-z; expected a name of letters", name));
+        }
+        c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    }
+    if (letters.empty()) {
+        throw std::invalid_argument("shuffled_name: the name is empty; expected at least one letter");
+    }
+    SplitMix64 generator(seed);
+    for (std::size_t i = letters.size() - 1; i > 0; --i) {
+        std::swap(letters[i], letters[generator.next() % (i + 1)]);
+    }
+    letters[0] = static_cast<char>(letters[0] - 'a' + 'A');
+    return letters;
 }
 
 std::size_t cache_numbers(const LanguageModel& model, std::size_t positions)

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "language_model.hpp"
@@ -121,6 +122,39 @@ struct Generated {
 [[nodiscard]] std::vector<std::size_t> generate(const LanguageModel& model, const std::vector<std::size_t>& prompt,
                                                 std::size_t length, const SamplingRule& rule, std::uint64_t seed,
                                                 bool cached);
+
+/// \brief What a model writes, greedy, where copying would write the rest of a name.
+struct NameCompletion {
+    std::vector<std::size_t> wrote;  ///< the greedy continuation, as many tokens as the rest of the name
+    std::size_t right = 0;           ///< the letters written right: the k with wrote_k = rest_k
+    std::size_t copied = 0;          ///< the leading run of them: the letters written before the first miss
+};
+
+/// \brief The greedy continuation of a prompt, as long as \p rest, compared with it letter by letter.
+///
+/// generate() with the cache and the greedy rule, \p rest.size() tokens; then
+/// \f$ right = \#\{k : wrote_k = rest_k\} \f$ and \f$ copied = \min\{k : wrote_k \ne rest_k\} \f$
+/// (rest.size() if there is no miss). The prompt is read as generate() reads it: at most the last
+/// context characters.
+/// \param model the model
+/// \param prompt at least one token, each below V
+/// \param rest what copying would write: the name's letters after those in the prompt
+/// \return the continuation, the letters right, and the letters before the first miss
+/// \throws std::invalid_argument for an empty prompt
+[[nodiscard]] NameCompletion complete_name(const LanguageModel& model, const std::vector<std::size_t>& prompt,
+                                           const std::vector<std::size_t>& rest);
+
+/// \brief A made-up name: the letters of \p name in a random order, the first a capital and the rest small.
+///
+/// A Fisher–Yates shuffle of the name's letters in lower case, drawing position
+/// \f$ j = next() \bmod (i + 1) \f$ from SplitMix64(\p seed) for i from the last position down to 1.
+/// The name keeps its length and its letters, so it reads as much like English as the name does,
+/// but it can be looked for in a text (a test checks that the chapter's are in none the models read).
+/// \param name letters A-Z and a-z only, at least one
+/// \param seed the shuffle's seed
+/// \return the shuffled letters, e.g. "Abednego" may give "Gedoneba"
+/// \throws std::invalid_argument if the name is empty or holds anything but letters A-Z and a-z
+[[nodiscard]] std::string shuffled_name(const std::string& name, std::uint64_t seed);
 
 /// \brief The numbers a KV cache holds for t positions: a key and a value of width d per layer,
 ///        \f$ 2 \cdot n_{layers} \cdot d \cdot t \f$.

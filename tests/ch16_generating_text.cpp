@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -315,6 +317,37 @@ TEST_CASE("Generation with and without the cache gives the same characters", "[c
     CHECK_THROWS_AS(sa::decode_next(model, cache, 11), std::invalid_argument);
 }
 
+TEST_CASE("complete_name counts the letters right and those before the first miss and shuffled_name keeps the letters",
+          "[ch16]")
+{
+    sa::SplitMix64 generator(19);
+    const sa::LanguageModel model = sa::random_model({7, 16, 2, 2, 8}, generator);
+    const std::vector<std::size_t> prompt{1, 2, 3};
+    const std::vector<std::size_t> wrote = sa::generate(model, prompt, 6, {.greedy = true}, 0, false);
+    INFO("a rest equal to the greedy text: every letter right and copied; change letter 3 (from 0) and the copy "
+         "stops there while the other 5 stay right");
+    const sa::NameCompletion all = sa::complete_name(model, prompt, wrote);
+    CHECK(all.wrote == wrote);
+    CHECK(all.right == 6);
+    CHECK(all.copied == 6);
+    std::vector<std::size_t> other = wrote;
+    other[3] = (other[3] + 1) % 7;
+    const sa::NameCompletion missed = sa::complete_name(model, prompt, other);
+    CHECK(missed.right == 5);
+    CHECK(missed.copied == 3);
+    INFO("shuffled_name: the same letters, a capital first and small letters after; a fixed seed, a fixed name");
+    const std::string made_up = sa::shuffled_name("Abednego", 1611);
+    std::string letters = made_up;
+    letters[0] = static_cast<char>(letters[0] - 'A' + 'a');
+    std::sort(letters.begin(), letters.end());
+    CHECK(letters == "abdeegno");
+    CHECK((made_up[0] >= 'A' && made_up[0] <= 'Z'));
+    CHECK(made_up == sa::shuffled_name("Abednego", 1611));
+    CHECK(sa::shuffled_name("a", 5) == "A");
+    CHECK_THROWS_AS(sa::shuffled_name("", 5), std::invalid_argument);
+    CHECK_THROWS_AS(sa::shuffled_name("Ab d", 5), std::invalid_argument);
+}
+
 namespace {
 
 // Generation written out as nanoGPT's generate does it: at every step the last `window` tokens at
@@ -514,6 +547,16 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
              "one window of 256, as four of 64, and through the last 64 characters at each position");
         CHECK_THAT(output, Catch::Matchers::Contains(row));
     }
+    INFO("the book's run (no --prompt) shows the one step first; the try-it run gives --prompt, so its own "
+         "continuation comes first; both say which sections do not read the prompt");
+    const std::string tried = helpers::read_all(BOOK_CH16_TRY_OUTPUT);
+    CHECK(output.find("One step with your rule") < output.find("The prompt continued"));
+    CHECK(tried.find("The prompt continued") < tried.find("One step with your rule"));
+    CHECK(tried.find("Prompt: The LORD is my shepherd\n\nThe prompt continued") != std::string::npos);
+    for (const std::string* text : {&output, &tried}) {
+        CHECK_THAT(*text, Catch::Matchers::Contains("Past the context, on held-out text (not --prompt)"));
+        CHECK_THAT(*text, Catch::Matchers::Contains("The induction head at work, on prompts of its own (not --prompt"));
+    }
 }
 
 namespace {
@@ -549,15 +592,36 @@ std::pair<std::size_t, std::size_t> chapter_15_circuit(const sa::LanguageModel& 
     return {induction, needed};
 }
 
-}  // namespace
-
-TEST_CASE("The induction head at work: chapter 15's model on a rare name recomputed", "[.ch16-run][support]")
+// The line on where a copy stops, written out again: at the first letter the model got wrong, the text
+// is the prompt and the letters it copied; the induction head's weight there on the letter's copy place
+// (the letter after the name's first shown + copied letters, in its first occurrence), and
+// softmax(z) of the right letter and of the letter written.
+std::string first_miss(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, std::size_t induction,
+                       const std::string& name, const std::string& prompt, std::size_t shown, const std::string& wrote,
+                       std::size_t copied)
 {
-    const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
-    const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH15_MODEL));
-    const sa::LanguageModel& model = saved.model;
+    const std::size_t rest = name.size() - shown;
+    if (copied == rest) {
+        return fmt::format("  {:<37} no miss: all {} letters copied\n", prompt, rest);
+    }
+    const std::string text = prompt + name.substr(shown, copied);
+    const std::vector<std::size_t> tokens = sa::encode(vocabulary, text);
+    const std::size_t place = text.find(name) + shown + copied;
+    const double weight = sa::head_attention(model, 1, tokens)[induction](tokens.size() - 1, place);
+    const std::vector<double> p = softmax_at(sa::recomputed_logits(model, tokens), 1.0);
+    const auto token = [&](char c) { return sa::encode(vocabulary, std::string(1, c)).at(0); };
+    const char right = name[shown + copied];
+    return fmt::format("  {:<37} {:>3} '{}'{:>19.3f}{:>11.3f}     '{}'{:>10.3f}\n", prompt, copied + 1, right, weight,
+                       p[token(right)], sa::character_label(wrote[copied]), p[token(wrote[copied])]);
+}
+
+// One model's name table checked line by line against the output, recomputed without the cache: what
+// it wrote, its circuit's weights at the prompt's last position, where its induction head puts the
+// most, and where the copy stops. Returns the letters copied for each prompt.
+std::vector<std::size_t> check_name_table(const std::string& output, const sa::LanguageModel& model,
+                                          const sa::Vocabulary& vocabulary)
+{
     REQUIRE(model.layers.size() == 2);
-    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     double score = 0.0;
     const auto [induction, needed] = chapter_15_circuit(model, vocabulary, score);
     CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("layer 1 head {} (induction score {:.3f}) reads layer 0 "
@@ -599,7 +663,28 @@ TEST_CASE("The induction head at work: chapter 15's model on a rare name recompu
                                                                  sa::character_label(c.prompt[top]),
                                                                  top == 0 ? "(none)"
                                                                           : sa::character_label(c.prompt[top - 1]))));
+        CHECK_THAT(output, Catch::Matchers::Contains(first_miss(model, vocabulary, induction, c.name, c.prompt, c.shown,
+                                                                wrote, copied)));
     }
+    return copied_by_case;
+}
+
+}  // namespace
+
+TEST_CASE("The induction head at work: chapter 15's model on a rare name recomputed", "[.ch16-run][support]")
+{
+    const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
+    const sa::SavedModel saved = sa::load_safetensors(helpers::read_all(BOOK_CH15_MODEL));
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
+    const std::vector<std::size_t> copied_by_case = check_name_table(output, saved.model, vocabulary);
+    INFO("the copying model's table, recomputed the same way");
+    const sa::SavedModel copying = sa::load_safetensors(helpers::read_all(std::string(BOOK_CH15_MODEL) + ".copying"));
+    static_cast<void>(check_name_table(output, copying.model, vocabulary));
+    INFO("the made-up name is in neither text the models read: the training text and the held-out text");
+    CHECK(helpers::read_all(BOOK_KJV_TRAINING).find("Jaqxbuvmwfzk") == std::string::npos);
+    CHECK(helpers::read_all(BOOK_KJV_HELD_OUT).find("Jaqxbuvmwfzk") == std::string::npos);
+    INFO("and the real name is in the training text: it is no rare name the model never saw");
+    CHECK(helpers::read_all(BOOK_KJV_TRAINING).find("Chedorlaomer") != std::string::npos);
     INFO("the made-up name alone: the model completes it by copying, every letter of the 9 left");
     CHECK(copied_by_case[0] == 9);
     INFO("inside a verse it copies none of either name, and none of the real name even alone: the failures "
@@ -648,4 +733,85 @@ TEST_CASE("The copying model completes names of the Bible that chapter 15's mode
     INFO("what the chapter claims: the letters' circuit completes no real name, the copying model about half");
     CHECK(by_letters == 0);
     CHECK(by_copying >= 10);
+}
+
+TEST_CASE("The recall control: names copied with their first occurrence and not remembered without it (recomputed)",
+          "[.ch16-run][support]")
+{
+    const std::string output = helpers::read_all(BOOK_CH16_OUTPUT);
+    const std::string training = helpers::read_all(BOOK_KJV_TRAINING);
+    const std::string held_out = helpers::read_all(BOOK_KJV_HELD_OUT);
+    const sa::SavedModel copying = sa::load_safetensors(helpers::read_all(std::string(BOOK_CH15_MODEL) + ".copying"));
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(copying.vocabulary);
+    const std::vector<std::string> names{"Abednego", "Ahasuerus", "Ahithophel", "Belshazzar", "Chedorlaomer",
+                                         "Hammedatha", "Ishbosheth", "Jehoiachin", "Jehoshaphat", "Jerubbaal",
+                                         "Mahershalalhashbaz", "Melchizedek", "Mephibosheth", "Methuselah", "Nathanael",
+                                         "Nebuchadnezzar", "Sennacherib", "Shadrach", "Shalmaneser", "Tiglathpileser",
+                                         "Zaphnathpaaneah", "Zelophehad", "Zerubbabel"};
+    // Letters right after the first 4, greedy, recomputed without the cache (forward() on the window at
+    // every step), counted one position at a time.
+    const auto right = [&](const std::string& prompt, const std::string& name) {
+        const std::string wrote = sa::decode(vocabulary, sa::generate(copying.model, sa::encode(vocabulary, prompt),
+                                                                      name.size() - 4, {.greedy = true}, 0, false));
+        std::size_t count = 0;
+        for (std::size_t k = 0; k < wrote.size(); ++k) {
+            count += wrote[k] == name[4 + k] ? 1 : 0;
+        }
+        return count;
+    };
+    std::array<std::array<std::size_t, 5>, 2> sums{};
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        const std::string& name = names[k];
+        const std::string made_up = sa::shuffled_name(name, 1611 + k);
+        INFO(name << " shuffled into " << made_up);
+        INFO("every real name is in the training text, so completing it may be memory");
+        CHECK(training.find(name) != std::string::npos);
+        INFO("the made-up name has the name's letters, a capital first, and is in neither text: it cannot be memory");
+        std::string sorted_name = name;
+        std::string sorted_made_up = made_up;
+        for (std::string* word : {&sorted_name, &sorted_made_up}) {
+            std::transform(word->begin(), word->end(), word->begin(), [](char c) { return std::tolower(c); });
+            std::sort(word->begin(), word->end());
+        }
+        CHECK(sorted_made_up == sorted_name);
+        CHECK(std::isupper(made_up[0]) != 0);
+        CHECK(std::all_of(made_up.begin() + 1, made_up.end(), [](char c) { return std::islower(c) != 0; }));
+        CHECK(training.find(made_up) == std::string::npos);
+        CHECK(held_out.find(made_up) == std::string::npos);
+        const auto with = [](const std::string& n) { return "Then came " + n + " the king, " + n.substr(0, 4); };
+        const auto without = [](const std::string& n) { return "Then came the king, " + n.substr(0, 4); };
+        const std::array<std::size_t, 5> row{name.size() - 4, right(with(name), name), right(without(name), name),
+                                             right(with(made_up), made_up), right(without(made_up), made_up)};
+        CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:<18} {:>9} {:>6} {:>9}   {:<18} {:>6} {:>9}\n",
+                                                                 name, row[0], row[1], row[2], made_up, row[3],
+                                                                 row[4])));
+        for (std::size_t j = 0; j < 5; ++j) {
+            sums[name.size() <= 10 ? 0 : 1][j] += row[j];
+        }
+        if (name.size() >= 15) {
+            INFO("the chapter's claim: the copy fails on the two longest names, real and shuffled (under half right)");
+            CHECK(2 * row[1] < row[0]);
+            CHECK(2 * row[3] < row[0]);
+        }
+        if (name == "Tiglathpileser") {
+            INFO("the chapter's claim: length alone does not stop the copy; 14 letters, copied whole, and its shuffle");
+            CHECK(row[1] == row[0]);
+            CHECK(row[3] == row[0]);
+        }
+    }
+    for (std::size_t g = 0; g < 2; ++g) {
+        INFO("the chapter's claims, for the names of 8 to 10 letters (g = 0) and the longer (g = 1): without the "
+             "first occurrence under a fifth of what is right with it (memory), and the shuffled names, which "
+             "cannot be memory, at least three quarters as many right as the real ones with it (a copy)");
+        CHECK(5 * sums[g][2] < sums[g][1]);
+        CHECK(5 * sums[g][4] < sums[g][3]);
+        CHECK(4 * sums[g][3] >= 3 * sums[g][1]);
+    }
+    INFO("the sums over the names of 8 to 10 letters and of 11 to 18");
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:<18} {:>9} {:>6} {:>9}   {:<18} {:>6} {:>9}\n",
+                                                             "8 to 10 letters", sums[0][0], sums[0][1], sums[0][2], "",
+                                                             sums[0][3], sums[0][4])));
+    CHECK_THAT(output, Catch::Matchers::Contains(fmt::format("  {:<18} {:>9} {:>6} {:>9}   {:<18} {:>6} {:>9}\n",
+                                                             "11 to 18 letters", sums[1][0], sums[1][1], sums[1][2], "",
+                                                             sums[1][3], sums[1][4])));
 }

@@ -422,6 +422,21 @@ TEST_CASE("Flags and lists of whole numbers of a program's own: --smoke, --sizes
     CHECK_THAT(sa::usage(info), Contains("  --smoke              a short run\n"));
 }
 
+TEST_CASE("--help shows an option with no default without one, and the program knows which options were given",
+          "[cli]")
+{
+    sa::ProgramInfo info = program();
+    info.options = {{"--speed", "FILE", "write the speed to FILE", ""}, {"--length", "N", "characters", "120"}};
+    INFO("a file written only when asked for has no default: no \"(default )\" after its help");
+    CHECK_THAT(sa::usage(info), Contains("  --speed FILE         write the speed to FILE\n"));
+    CHECK_THAT(sa::usage(info), Contains("  --length N           characters (default 120)\n"));
+    INFO("Example::given holds the options on the command line, not those left at their default");
+    const sa::Example example = sa::parse_arguments(info, {"--length", "120"});
+    CHECK(example.given.contains("--length"));
+    CHECK_FALSE(example.given.contains("--speed"));
+    CHECK(sa::parse_arguments(info, {}).given.empty());
+}
+
 TEST_CASE("matrix_text writes a matrix as the command line reads it", "[cli]")
 {
     const sa::Matrix matrix{{1, 0.5}, {-2, 1e-7}};

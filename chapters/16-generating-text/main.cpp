@@ -69,6 +69,22 @@ std::size_t top_k_option(const sa::Example& example, std::size_t v)
     return static_cast<std::size_t>(k);
 }
 
+// The reader's rule: greedy, or a temperature and a top-k. --greedy reads neither, so giving one
+// of them with it is refused rather than silently ignored.
+sa::SamplingRule sampling_rule(const sa::Example& example, std::size_t v)
+{
+    if (!sa::flag_option(example, "--greedy")) {
+        return {false, temperature_option(example), top_k_option(example, v)};
+    }
+    for (const char* option : {"--temperature", "--top-k"}) {
+        if (example.given.contains(option)) {
+            throw sa::UsageError(fmt::format("--greedy and {}: choose one; --greedy takes the largest logit (the "
+                                             "limit τ -> 0) and reads no temperature or top-k", option));
+        }
+    }
+    return {true, 1.0, v};
+}
+
 std::vector<std::size_t> prompt_tokens(const sa::Vocabulary& vocabulary, const std::string& prompt)
 {
     sa::check_ascii(prompt, "--prompt");  // a byte of UTF-8 is named by its code, never printed alone
@@ -79,10 +95,14 @@ std::vector<std::size_t> prompt_tokens(const sa::Vocabulary& vocabulary, const s
             outside += (outside.empty() ? "" : ", ") + label;
         }
     }
-    if (prompt.empty() || !outside.empty()) {
-        throw sa::UsageError(fmt::format("--prompt: {} not in the model's vocabulary of {} characters; use only "
-                                         "characters of its training text", prompt.empty() ? "an empty prompt is"
-                                         : "the characters " + outside + " are", vocabulary.characters.size()));
+    if (prompt.empty()) {
+        throw sa::UsageError("--prompt: the prompt is empty; expected at least one character for the model to "
+                             "continue");
+    }
+    if (!outside.empty()) {
+        throw sa::UsageError(fmt::format("--prompt: the characters {} are not in the model's vocabulary of {} "
+                                         "characters; use only characters of its training text", outside,
+                                         vocabulary.characters.size()));
     }
     return sa::encode(vocabulary, prompt);
 }
@@ -374,7 +394,8 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
     const sa::Matrix four = sa::forward(model, batch.inputs, c).logits;
     const sa::Matrix sliding = sliding_logits(model, batch.inputs, one, 4 * c);
     //{ out starts with the table's heading
-    std::string out = fmt::format("Past the context: {} held-out windows of {} characters, the model trained on {}.\n"
+    std::string out = fmt::format("Past the context, on held-out text (not --prompt): {} windows of {} characters, "
+                                  "the model trained on {}.\n"
                                   "Mean cross-entropy, nats per character, by position in the window:\n"
                                   "  positions   one window of {}   restarting every {}   sliding, the last {}\n",
                                   long_windows, 4 * c, c, 4 * c, c, c);
@@ -438,21 +459,21 @@ struct CopyStep {
     double previous = 0.0;      // the layer-0 head's weight, at the copy place, on the
                                 // letter before it
     std::size_t strongest = 0;  // the place where the induction head puts the most
+    std::size_t copy_place = 0; // where the name's first letters are followed the first time
 };
 
 CopyStep copy_step(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
                    const NamePrompt& p, const Circuit& circuit)
 {
     const std::vector<std::size_t> tokens = sa::encode(vocabulary, p.prompt);
-    const std::size_t rest = p.name.size() - p.shown;
+    const sa::NameCompletion completion =
+        sa::complete_name(model, tokens, sa::encode(vocabulary, p.name.substr(p.shown)));
     CopyStep step;
-    const sa::SamplingRule greedy{.greedy = true};
-    step.wrote = sa::decode(vocabulary, sa::generate(model, tokens, rest, greedy, 0, true));
-    while (step.copied < rest && step.wrote[step.copied] == p.name[p.shown + step.copied]) {
-        ++step.copied;
-    }
+    step.wrote = sa::decode(vocabulary, completion.wrote);
+    step.copied = completion.copied;
     const std::size_t last = tokens.size() - 1;
     const std::size_t copy_place = p.prompt.find(p.name) + p.shown;
+    step.copy_place = copy_place;
     const sa::Matrix layer_1 = sa::head_attention(model, 1, tokens)[circuit.induction];
     const sa::Matrix layer_0 = sa::head_attention(model, 0, tokens)[circuit.needed];
     step.on_copy = layer_1(last, copy_place);
@@ -473,6 +494,31 @@ const std::array<NamePrompt, 5> name_prompts{{
     {"Chedorlaomer", "Chedorlaomer Ched", 4},  // Genesis 14, a king of Elam
     {"Chedorlaomer", "Then came Chedorlaomer the king, Ched", 4},
 }};
+
+// Where a copy stops: at the first letter the model gets wrong, the text is the prompt and the
+// letters copied so far; the induction head's weight on that letter's copy place, and the
+// probabilities (τ = 1) of the right letter and of the one the model wrote. One row of a table.
+std::string copy_miss(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const NamePrompt& p,
+                      const CopyStep& step, const Circuit& circuit, int digits)
+{
+    const std::size_t rest = p.name.size() - p.shown;
+    if (step.copied == rest) {
+        return fmt::format("  {:<37} no miss: all {} letters copied\n", p.prompt, rest);
+    }
+    const std::vector<std::size_t> text = sa::encode(vocabulary, p.prompt + p.name.substr(p.shown, step.copied));
+    const std::size_t last = text.size() - 1;
+    const double weight = sa::head_attention(model, 1, text)[circuit.induction](last, step.copy_place + step.copied);
+    const std::vector<double> z = sa::recomputed_logits(model, text);
+    const std::vector<double> prob = sa::rule_probabilities(z, 1.0, z.size());
+    const char right = p.name[p.shown + step.copied];
+    const char wrote = step.wrote[step.copied];
+    const auto token = [&](char c) {
+        return static_cast<std::size_t>(vocabulary.token_of_byte[static_cast<unsigned char>(c)]);
+    };
+    return fmt::format("  {:<37} {:>3} '{}'{:>19.{}f}{:>11.{}f}     '{}'{:>10.{}f}\n", p.prompt, step.copied + 1, right,
+                       weight, digits, prob[token(right)], digits, sa::character_label(wrote), prob[token(wrote)],
+                       digits);
+}
 
 // One of chapter 15's saved models, if it is there and reads this text.
 std::optional<sa::SavedModel> chapter_15_model(const std::string& path, const sa::Vocabulary& vocabulary)
@@ -497,15 +543,21 @@ std::string name_table(const sa::LanguageModel& model, const sa::Vocabulary& voc
         "  prompt[what the model wrote]                     copied   on the copy place   previous letter\n",
         circuit.induction, circuit.score, digits, circuit.needed);
     std::string strongest;
+    std::string misses;
     for (const NamePrompt& p : name_prompts) {
         const CopyStep step = copy_step(model, vocabulary, p, circuit);
+        misses += copy_miss(model, vocabulary, p, step, circuit, digits);
         out += fmt::format("  {:<48} {:>2} of {:<2} {:>14.{}f} {:>17.{}f}\n", p.prompt + "[" + step.wrote + "]",
                            step.copied, p.name.size() - p.shown, step.on_copy, digits, step.previous, digits);
         strongest += fmt::format("  {}: position {}, '{}', after '{}'\n", p.prompt, step.strongest,
                                  sa::character_label(p.prompt[step.strongest]),
                                  step.strongest == 0 ? "(none)" : sa::character_label(p.prompt[step.strongest - 1]));
     }
-    return out + "Where the induction head puts the most, at each prompt's last position:\n" + strongest;
+    return out + "Where the induction head puts the most, at each prompt's last position:\n" + strongest +
+           "Where the copy stops: the first letter the model gets wrong, after those it got right; the induction\n"
+           "head's weight on that letter's copy place, and p (τ = 1) of the right letter and of the letter written:\n"
+           "  prompt                                 letter  on its copy place   p(right)   wrote  p(wrote)\n" +
+           misses;
 }
 
 // Names of the King James text, chosen before any model was run on them: long, rare and in every
@@ -551,20 +603,67 @@ std::string names_text(const sa::LanguageModel& letters, const sa::LanguageModel
                        bible_names.size(), by_copying.size(), bible_names.size(), list);
 }
 
+// The seed of the made-up names: name k of bible_names is shuffled with seed made_up_seed + k.
+constexpr std::uint64_t made_up_seed = 1611;  // the year the King James text was printed
+
+// Letters right, greedy, after the first 4 of a name: with the name written before in the verse
+// ("Then came NAME the king, Name"), and without it ("Then came the king, Name").
+std::pair<std::size_t, std::size_t> recalled(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
+                                             const std::string& name)
+{
+    const std::vector<std::size_t> rest = sa::encode(vocabulary, name.substr(4));
+    const auto right = [&](const std::string& prompt) {
+        return sa::complete_name(model, sa::encode(vocabulary, prompt), rest).right;
+    };
+    return {right("Then came " + name + " the king, " + name.substr(0, 4)),
+            right("Then came the king, " + name.substr(0, 4))};
+}
+
+// The recall control: each name of the King James text, and its letters shuffled into a name that
+// no text the models read holds, with and without the name written before.
+std::string recall_control(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary)
+{
+    std::string out = "Copied or remembered? The copying model, greedy: letters right of those after the first 4, "
+                      "with the name\nwritten before in the verse, and without it (\"Then came the king, \" and "
+                      "the first 4 letters);\nthen the same for the name's letters shuffled (a name in no text the "
+                      "models read).\n"
+                      "  name                 letters   with   without   shuffled             with   without\n";
+    std::array<std::array<std::size_t, 5>, 2> sums{};  // names up to 10 letters, and longer: after 4, and the four
+    for (std::size_t k = 0; k < bible_names.size(); ++k) {
+        const std::string name = bible_names[k];
+        const std::string made_up = sa::shuffled_name(name, made_up_seed + k);
+        const auto [with, without] = recalled(model, vocabulary, name);
+        const auto [made_with, made_without] = recalled(model, vocabulary, made_up);
+        out += fmt::format("  {:<18} {:>9} {:>6} {:>9}   {:<18} {:>6} {:>9}\n", name, name.size() - 4, with, without,
+                           made_up, made_with, made_without);
+        const std::array<std::size_t, 5> row{name.size() - 4, with, without, made_with, made_without};
+        for (std::size_t j = 0; j < row.size(); ++j) {
+            sums[name.size() <= 10 ? 0 : 1][j] += row[j];
+        }
+    }
+    for (std::size_t g = 0; g < 2; ++g) {
+        out += fmt::format("  {:<18} {:>9} {:>6} {:>9}   {:<18} {:>6} {:>9}\n", g == 0 ? "8 to 10 letters" :
+                           "11 to 18 letters", sums[g][0], sums[g][1], sums[g][2], "", sums[g][3], sums[g][4]);
+    }
+    return out;
+}
+
 std::string induction_demo(const sa::Vocabulary& vocabulary, int digits)
 {
     const std::optional<sa::SavedModel> letters = chapter_15_model(BOOK_CH15_MODEL, vocabulary);
     if (!letters) {
         return "The induction head at work: skipped, chapter 15's saved model is not here or reads another text.\n";
     }
-    std::string out = "The induction head at work: chapter 15's model, greedy, on names written once, then begun "
-                      "again.\n" + name_table(letters->model, vocabulary, digits);
+    std::string out = "The induction head at work, on prompts of its own (not --prompt, and greedy whatever the "
+                      "rule):\nchapter 15's model on names written once, then begun again.\n" +
+                      name_table(letters->model, vocabulary, digits);
     const std::optional<sa::SavedModel> copying = chapter_15_model(std::string(BOOK_CH15_MODEL) + ".copying",
                                                                    vocabulary);
     if (copying) {
         out += "\nThe same names with chapter 15's copying model (two heads of 32, trained on repeated text too).\n" +
                name_table(copying->model, vocabulary, digits) + "\n" +
-               names_text(letters->model, copying->model, vocabulary);
+               names_text(letters->model, copying->model, vocabulary) + "\n" +
+               recall_control(copying->model, vocabulary);
     }
     return out;
 }
@@ -575,11 +674,7 @@ std::string generating_text_chapter(const sa::Example& example)
     const sa::LanguageModel& model = saved.model;
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     const std::size_t v = saved.vocabulary.size();
-    sa::SamplingRule rule{sa::flag_option(example, "--greedy"), 1.0, v};
-    if (!rule.greedy) {
-        rule.temperature = temperature_option(example);
-        rule.top_k = top_k_option(example, v);
-    }
+    const sa::SamplingRule rule = sampling_rule(example, v);
     const auto length = static_cast<std::size_t>(sa::whole_option(example, "--length", 0, max_length));
     const std::vector<std::size_t> prompt = prompt_tokens(vocabulary, example.options.at("--prompt"));
     const int digits = example.precision;
@@ -588,8 +683,9 @@ std::string generating_text_chapter(const sa::Example& example)
                                   model.shape.layers, model.shape.width, model.shape.heads, model.shape.context, v,
                                   shown(example.options.at("--prompt")));
     const bool uncropped = sa::flag_option(example, "--uncropped");
-    out += one_step_table(model, vocabulary, prompt, rule, uncropped, generator.uniform(), digits);
-    out += generations(model, vocabulary, prompt, length, rule, example.seed, uncropped);
+    const std::string step = one_step_table(model, vocabulary, prompt, rule, uncropped, generator.uniform(), digits);
+    const std::string continued = generations(model, vocabulary, prompt, length, rule, example.seed, uncropped);
+    out += example.given.contains("--prompt") ? continued + step : step + continued;  // the reader's text first
     out += past_context(model, vocabulary, digits);
     out += "\n" + induction_demo(vocabulary, digits);
     if (!example.options.at("--speed").empty()) {

@@ -389,6 +389,9 @@ CommandLine read_command_line(const ProgramInfo& info, const std::vector<std::st
     for (const auto& own : info.options) {
         const std::string* text = text_of(own.name);
         example.options[own.name] = text == nullptr ? own.default_value : own.value.empty() ? "on" : *text;
+        if (text != nullptr) {
+            example.given.insert(own.name);
+        }
     }
     read_example_options(given, example);
     if (const std::string* text = text_of("--precision")) {
@@ -454,9 +457,11 @@ std::string usage(const ProgramInfo& info)
         text += fmt::format("\nOptions of {}:\n", info.name);
     }
     for (const auto& own : info.options) {
+        // A flag, or an option with no default (a file written only when asked for), shows no default.
         text += own.value.empty() ? fmt::format("  {:<20} {}\n", own.name, own.help)
-                                  : fmt::format("  {:<20} {} (default {})\n", own.name + " " + own.value, own.help,
-                                                own.default_value);
+                : own.default_value.empty() ? fmt::format("  {:<20} {}\n", own.name + " " + own.value, own.help)
+                                            : fmt::format("  {:<20} {} (default {})\n", own.name + " " + own.value,
+                                                          own.help, own.default_value);
     }
     return text;
 }

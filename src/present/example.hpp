@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct Example {
     /// the text the reader gave, or the option's default. Read them with
     /// matrix_option(), whole_option() and choice_option() from cli.hpp.
     std::map<std::string, std::string, std::less<>> options = {};
+    /// The chapter's own options the reader gave on the command line, e.g. {"--prompt"}: an
+    /// option missing here holds its default in #options.
+    std::set<std::string, std::less<>> given = {};
 };
 
 /// \brief The worked example "Mouse eats cheese": Mouse [2,0], Eats [1,2], Cheese [2,0];

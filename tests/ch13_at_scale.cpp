@@ -280,6 +280,18 @@ TEST_CASE("A NaN or infinite key reaches the fast kernel's outputs as it reaches
                     nan_reference, 1e-12));
     CHECK(sa::agree(sa::fast_attention(nan_key.queries, nan_key.keys, nan_key.values, mask, {3, 5}), nan_reference,
                     1e-12));
+    INFO("an infinite query (row 2) scores ±inf against keys of either sign; an infinite value (row 1) makes "
+         "0·inf = NaN in feature 0 of every row that sees it");
+    Inputs infinite_query = in;
+    infinite_query.queries(2, 0) = infinity;
+    infinite_query.values(1, 0) = -infinity;
+    const sa::Matrix query_reference = sa::attention(infinite_query.queries, infinite_query.keys, infinite_query.values);
+    CHECK(sa::agree(sa::fast_attention(infinite_query.queries, infinite_query.keys, infinite_query.values,
+                                       sa::Masking::none, {2, 4}), query_reference, 1e-12));
+    const sa::Matrix causal_reference = sa::attention(infinite_query.queries, infinite_query.keys,
+                                                      infinite_query.values, mask);
+    CHECK(sa::agree(sa::fast_attention(infinite_query.queries, infinite_query.keys, infinite_query.values,
+                                       sa::Masking::causal, {2, 4}), causal_reference, 1e-12));
 }
 
 TEST_CASE("Splitting the keys between workers and merging gives the same outputs", "[ch13]")

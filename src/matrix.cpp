@@ -115,6 +115,15 @@ std::string format_number(double value, int precision)
     if (std::isnan(value)) {
         return "nan";  // x86 gives 0/0 and inf/inf the sign bit; the book shows no sign
     }
+    // Fixed notation would print more digits before the point than a double holds (15), or
+    // show as 0 a number far below any rounding residue of the book's numbers: 1e200 as
+    // 201 digits, 1e-200 as 0.000. Those print in scientific notation, 1.000e+200.
+    constexpr double largest_fixed = 1e15;
+    constexpr double smallest_fixed = 1e-100;
+    const double magnitude = std::fabs(value);
+    if (std::isfinite(value) && (magnitude >= largest_fixed || (magnitude != 0.0 && magnitude < smallest_fixed))) {
+        return fmt::format("{:.{}e}", value, precision);
+    }
     std::string text = fmt::format("{:.{}f}", value, precision);
     if (text.front() == '-' && text.find_first_not_of("-0.") == std::string::npos) {
         text.erase(0, 1);

@@ -1,6 +1,7 @@
 /// \file matrix.hpp
 /// \brief The book's dense matrix: row-major doubles, bounds-checked access, and
-///        the fixed-precision formatting that every chapter prints with.
+///        the fixed-precision formatting that every chapter prints with (scientific
+///        notation only for magnitudes far outside the book's, see format_number()).
 ///
 /// A Matrix can also be formatted with {fmt}: `fmt::format("{}", m)` prints it the
 /// way the book shows it, one row per line with every entry at three decimals, as
@@ -155,8 +156,9 @@ private:
 
 /// \brief Prints a matrix as a table with row and column labels.
 ///
-/// Every entry is written with exactly \p precision decimals, so the text is the
-/// same on every machine. Infinities print as `-inf`/`inf` and NaN as `nan`.
+/// Every entry is written as format_number() writes it: \p precision decimals, in
+/// scientific notation beyond its threshold, so the text is the same on every machine.
+/// Infinities print as `-inf`/`inf` and NaN as `nan`.
 /// \param matrix the matrix to print
 /// \param row_labels one label per row (usually token names), or empty for none
 /// \param col_labels one label per column, or empty for none
@@ -168,11 +170,22 @@ private:
                                        const std::vector<std::string>& col_labels,
                                        int precision = 3);
 
-/// \brief One number as the book prints it: fixed-point with \p precision decimals.
+/// \brief One number as the book prints it: fixed-point with \p precision decimals,
+///        or scientific notation for a magnitude far outside the book's.
 ///
 /// The text is the same on every machine: NaN prints as `nan` whatever its sign
 /// bit, infinities as `inf` and `-inf`, and a value that rounds to zero prints
 /// without a minus sign (`0.000`, never `-0.000`).
+///
+/// The threshold rule: a finite \f$ x \f$ with \f$ |x| \ge 10^{15} \f$ or
+/// \f$ 0 < |x| < 10^{-100} \f$ prints in scientific notation with \p precision
+/// decimals in its mantissa, the same digits after the point as fixed-point:
+/// `1.000e+200`, `-2.500e-150`. From \f$ 10^{15} \f$ on, fixed-point would print more
+/// digits before the point than a double holds (15) and grow without bound (1e200 has
+/// 201). Below \f$ 10^{-100} \f$ it would show 0, hiding a reader's 1e-200 or an
+/// exponential near underflow; the bound sits far below the rounding residues that the
+/// chapters' tables hold (the smallest, about \f$ 3 \cdot 10^{-33} \f$, a residue of a
+/// residue), which stay 0.000. Everything in between prints fixed-point.
 /// \param value the number
 /// \param precision number of decimals
 /// \return the printed number

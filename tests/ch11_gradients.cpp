@@ -1,7 +1,9 @@
 // Chapter 11, Gradients: the backward pass of every step, checked against central finite differences.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -777,6 +779,53 @@ TEST_CASE("Experiment: with scaling the gradients stay the same size at every d_
             CHECK(row.scaled.w_query_median > 1.1);
             CHECK(row.scaled.w_query_median < 2.2);
         }
+    }
+}
+
+TEST_CASE("Experiment's summary: the mean of two trials is their median, as (a + b)/2 both", "[ch11][support]")
+{
+    for (const std::uint64_t seed : {1, 2, 3}) {
+        sa::SplitMix64 generator(seed);
+        const sa::StarvationRow row = sa::gradient_starvation(4, 3, 2, 2, 2, generator);
+        INFO("seed " << seed << ": two numbers a and b have the median (a + b)/2, and their mean is the same sum "
+             "over the same count, so the two agree to the bit; a mean taken as (a + b)·2 would be 4 times it");
+        for (const sa::GradientSize* size : {&row.raw, &row.scaled}) {
+            REQUIRE(size->w_query_median > 0.0);
+            CHECK(size->w_query_mean == size->w_query_median);
+            REQUIRE(size->scores_median > 0.0);
+            CHECK(size->scores_mean == size->scores_median);
+        }
+    }
+}
+
+TEST_CASE("Experiment's edges: one key sends no gradient at all; one feature and one trial are enough",
+          "[ch11][support]")
+{
+    sa::SplitMix64 generator(2017);
+    INFO("with one key the softmax gives it weight 1 whatever its score, so dS' = A∘(dA − rowsum(dA∘A)) = "
+         "1·(x − x) = 0 exactly, and dW_Q, built from dS', is 0 as well");
+    const sa::StarvationRow one_key = sa::gradient_starvation(3, 1, 2, 2, 5, generator);
+    CHECK(one_key.keys == 1);
+    for (const sa::GradientSize* size : {&one_key.raw, &one_key.scaled}) {
+        CHECK(size->scores_median == 0.0);
+        CHECK(size->scores_mean == 0.0);
+        CHECK(size->w_query_median == 0.0);
+        CHECK(size->w_query_mean == 0.0);
+    }
+    INFO("d_model = 1, d_k = 1, d_v = 1 and one trial: every size at its smallest is a valid experiment; with two keys "
+         "the weights are strictly between 0 and 1, so the gradients are not 0");
+    const sa::StarvationRow smallest = sa::gradient_starvation(1, 2, 1, 1, 1, generator);
+    CHECK(smallest.key_dim == 1);
+    CHECK(smallest.trials == 1);
+    CHECK(smallest.raw.scores_median > 0.0);
+    CHECK(std::isfinite(smallest.raw.w_query_mean));
+    CHECK(smallest.raw.w_query_mean > 0.0);
+    INFO("and 0 of any of them is refused, naming the sizes");
+    for (const auto& [key_dim, keys, model_dim, value_dim, trials] :
+         std::vector<std::array<std::size_t, 5>>{{0, 1, 1, 1, 1}, {1, 0, 1, 1, 1}, {1, 1, 0, 1, 1}, {1, 1, 1, 0, 1},
+                                                 {1, 1, 1, 1, 0}}) {
+        CHECK_THROWS_WITH(sa::gradient_starvation(key_dim, keys, model_dim, value_dim, trials, generator),
+                          Contains("each must be at least 1"));
     }
 }
 

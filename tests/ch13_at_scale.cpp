@@ -246,6 +246,54 @@ TEST_CASE("A NaN input shows up where sa::attention shows it, in the tiled and t
     CHECK(sa::agree(sa::fast_attention(in.queries, in.keys, in.values, mask, {64, 64}), reference, 1e-12));
 }
 
+TEST_CASE("A NaN or infinite key reaches the fast kernel's outputs as it reaches sa::attention's", "[ch13][support]")
+{
+    Inputs in = random_inputs(29, 7, 9, 3, 2);
+    for (std::size_t i = 0; i < 7; ++i) {
+        in.queries(i, 0) = 1.0 + static_cast<double>(i);  // every query positive in feature 0
+    }
+    Inputs infinite = in;
+    infinite.keys(4, 0) = infinity;  // q·k_4 = +inf for every query: key 4 takes all the weight where seen
+    const sa::Matrix mask = sa::causal_mask(7, 9);
+    const sa::Matrix reference = sa::attention(infinite.queries, infinite.keys, infinite.values, mask);
+    INFO("softmax splits a row among its +inf scores (chapter 5): rows 4 to 6 see key 4 and copy its value exactly; "
+         "rows 0 to 3 cannot see it, so the infinity never reaches them");
+    for (std::size_t i = 4; i < 7; ++i) {
+        CHECK(reference(i, 0) == infinite.values(4, 0));
+        CHECK(reference(i, 1) == infinite.values(4, 1));
+    }
+    CHECK(std::isfinite(reference(3, 0)));
+    const sa::Matrix unmasked = sa::attention(infinite.queries, infinite.keys, infinite.values);
+    CHECK(sa::agree(sa::fast_attention(infinite.queries, infinite.keys, infinite.values, sa::Masking::none, {2, 4}),
+                    unmasked, 1e-12));
+    CHECK(sa::agree(sa::fast_attention(infinite.queries, infinite.keys, infinite.values, sa::Masking::causal, {2, 4}),
+                    reference, 1e-12));
+    CHECK(sa::agree(sa::fast_attention(infinite.queries, infinite.keys, infinite.values, mask, {3, 5}), reference,
+                    1e-12));
+    Inputs nan_key = in;
+    nan_key.keys(5, 1) = not_a_number;  // q·k_5 is NaN: every row that sees key 5 is NaN
+    const sa::Matrix nan_reference = sa::attention(nan_key.queries, nan_key.keys, nan_key.values, mask);
+    INFO("rows 5 and 6 see key 5 and are NaN; rows 0 to 4 do not, and stay numbers");
+    CHECK(std::isnan(nan_reference(5, 0)));
+    CHECK(std::isfinite(nan_reference(4, 0)));
+    CHECK(sa::agree(sa::fast_attention(nan_key.queries, nan_key.keys, nan_key.values, sa::Masking::causal, {2, 4}),
+                    nan_reference, 1e-12));
+    CHECK(sa::agree(sa::fast_attention(nan_key.queries, nan_key.keys, nan_key.values, mask, {3, 5}), nan_reference,
+                    1e-12));
+    INFO("an infinite query (row 2) scores ±inf against keys of either sign; an infinite value (row 1) makes "
+         "0·inf = NaN in feature 0 of every row that sees it");
+    Inputs infinite_query = in;
+    infinite_query.queries(2, 0) = infinity;
+    infinite_query.values(1, 0) = -infinity;
+    const sa::Matrix query_reference = sa::attention(infinite_query.queries, infinite_query.keys, infinite_query.values);
+    CHECK(sa::agree(sa::fast_attention(infinite_query.queries, infinite_query.keys, infinite_query.values,
+                                       sa::Masking::none, {2, 4}), query_reference, 1e-12));
+    const sa::Matrix causal_reference = sa::attention(infinite_query.queries, infinite_query.keys,
+                                                      infinite_query.values, mask);
+    CHECK(sa::agree(sa::fast_attention(infinite_query.queries, infinite_query.keys, infinite_query.values,
+                                       sa::Masking::causal, {2, 4}), causal_reference, 1e-12));
+}
+
 TEST_CASE("Splitting the keys between workers and merging gives the same outputs", "[ch13]")
 {
     const std::size_t n = 12;

@@ -62,6 +62,30 @@ TEST_CASE("Numbers print the same on every machine", "[matrix]")
     CHECK(sa::format_number(-0.0006, 3) == "-0.001");
 }
 
+TEST_CASE("Magnitudes far outside the book's print in scientific notation with the same decimals", "[matrix]")
+{
+    INFO("the rule: |x| >= 1e15, or 0 < |x| < 1e-100; the mantissa has as many decimals as fixed-point would");
+    CHECK(sa::format_number(1e200, 3) == "1.000e+200");
+    CHECK(sa::format_number(-1e200, 3) == "-1.000e+200");
+    CHECK(sa::format_number(1e-200, 3) == "1.000e-200");
+    CHECK(sa::format_number(-2.5e-150, 1) == "-2.5e-150");
+    CHECK(sa::format_number(std::numeric_limits<double>::max(), 3) == "1.798e+308");
+    CHECK(sa::format_number(std::numeric_limits<double>::denorm_min(), 2) == "4.94e-324");
+    INFO("at the bounds: 1e15 is the first scientific number above; just below it, 15 digits before the point");
+    CHECK(sa::format_number(1e15, 3) == "1.000e+15");
+    CHECK(sa::format_number(999999999999999.0, 0) == "999999999999999");
+    CHECK(sa::format_number(1e-100, 3) == "0.000");
+    CHECK(sa::format_number(9.9e-101, 3) == "9.900e-101");
+    INFO("a rounding residue such as cos(π/2) = 6.1e-17 stays 0.000, and 0 stays 0.000");
+    CHECK(sa::format_number(std::cos(std::acos(-1.0) / 2.0), 3) == "0.000");
+    CHECK(sa::format_number(0.0, 3) == "0.000");
+    CHECK(sa::format_number(123456.789, 3) == "123456.789");
+    INFO("a table lines its cells up whatever their notation");
+    CHECK(sa::format_table(sa::Matrix{{1e200, 0}, {0, 1}}, {}, {}, 3) ==
+          "  1.000e+200       0.000\n"
+          "       0.000       1.000\n");
+}
+
 TEST_CASE("A table lines up labels and fixed-precision cells", "[matrix]")
 {
     const std::string table = sa::format_table(sa::Matrix{{0, 4}, {4, 4}}, {"Mouse", "Eats"}, {"Mouse", "Eats"}, 3);

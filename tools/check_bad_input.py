@@ -34,6 +34,10 @@ CASES = [
     ("an empty entry", ["--wq", "0,1;1,"], '--wq row 2: "1,": entry 2 is empty'),
     ("a line break inside a value", ["--embeddings", "2,0;1,x\ny;2,0"], '--embeddings row 2: "1,x\\ny": "x\\ny" is not a number'),
     ("a bad value in the --name=value form", ["--embeddings=2,0;1,x;2,0"], '--embeddings row 2: "1,x"'),
+    ("a NaN entry", ["--embeddings", "2,0;1,nan;2,0"],
+     '--embeddings row 2: "1,nan": entry 2 is "nan"; expected a finite number (NaN and infinities are refused)'),
+    ("an infinite entry", ["--wq", "0,1;-inf,0"], '--wq row 2: "-inf,0": entry 1 is "-inf"; expected a finite number'),
+    ("an infinite entry spelled out", ["--wv", "Infinity,0;0,1"], '--wv row 1: "Infinity,0": entry 1 is "Infinity"'),
     ("a flag given a value", ["--causal=yes"], '--causal: takes no value, got "yes"'),
     ("W_Q with the wrong number of rows", ["--wq", "0,1;1,0;1,1"], "--wq: expected 2 rows (one per embedding feature), got 3"),
     ("W_K with a d_k different from W_Q", ["--wq", "0,1;1,0", "--wk", "1,0,0;0,1,0"],
@@ -69,6 +73,12 @@ LONG_RUNS = {"ch14-next-character": ["--steps", "5000"], "ch15-induction-head": 
 LONG_RUN_LIMIT = 15
 # A text with "é" (UTF-8: bytes 0xC3 0xA9) on its line 4, the first byte named in the refusal.
 NOT_ASCII = b"In the beginning\nGod created\nthe heaven\nand the earth, caf\xc3\xa9\n" * 5
+
+
+def own_matrices(usage):
+    """The program's own options that take a matrix (placeholder M), from its --help."""
+    own = usage.split("\nOptions of ", 1)[1] if "\nOptions of " in usage else ""
+    return [line.split()[0] for line in own.splitlines() if line.startswith("  --") and line.split()[1:2] == ["M"]]
 
 
 def file_options(usage):
@@ -189,6 +199,8 @@ def main():
     cases = [case for case in CASES if f"  {case[1][0].split('=')[0]} " in usage]
     if "  --sizes " in usage:
         cases += SIZES_CASES
+    cases += [(f"NaN in {option}, a matrix of the program's own", [option, "nan"],
+               f'{option} row 1: "nan": entry 1 is "nan"; expected a finite number') for option in own_matrices(usage)]
     refused = [option for option in ("--causal", "--wv") if f"  {option} " not in usage]
     for option in refused:
         for arguments in ([option, "1"], [f"{option}=1"]) if option == "--wv" else ([option],):

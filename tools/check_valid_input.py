@@ -7,13 +7,16 @@ chapter's own choice options (--positions), --heads at every divisor of the widt
 sentence, and --causal where the program offers it. Every run must exit with status 0
 and print its output on stdout; stderr is empty, or one note line that says which
 defaults were fitted to the reader's numbers. A few runs must say which default they
-fitted: a default that does not fit is never an error.
+fitted: a default that does not fit is never an error. Every program that reads
+embeddings also runs on finite extremes (1e200, 1e-200, the largest and the smallest
+double) and must print them short, in scientific notation, never as 200 digits.
 
 Usage: check_valid_input.py --bin DIR   (DIR holds the chapter programs)
 """
 import argparse
 import concurrent.futures
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -110,6 +113,20 @@ SAYS_WHY = [
 ]
 
 
+# Finite numbers at the far ends of a double's range: taken, and printed readably. Scientific
+# notation (format_number's threshold rule) keeps every number short: no run of more than
+# LONGEST_DIGITS digits, where fixed-point would print 1e200 as 201 digits.
+EXTREMES = (["--embeddings", "1e200,0;0,1"], ["--embeddings", "1e-200,1;-1e200,0"],
+            ["--embeddings", "1.7976931348623157e308,-4.9e-324;1,1"])
+LONGEST_DIGITS = 20
+
+
+def long_digits(stdout):
+    """The first run of digits longer than LONGEST_DIGITS in a program's output, or None."""
+    found = re.search(rf"[0-9]{{{LONGEST_DIGITS + 1},}}", stdout.decode("utf-8", "replace"))
+    return found.group(0) if found else None
+
+
 def check(program, arguments, note=None, says=None):
     """Problems with one run; an empty list if none."""
     try:
@@ -128,6 +145,9 @@ def check(program, arguments, note=None, says=None):
         problems.append(f"the note does not say {note!r}: {stderr.strip()!r}")
     if says is not None and says not in run.stdout.decode("utf-8", "replace"):
         problems.append(f"the output does not say {says!r}")
+    if arguments in EXTREMES and long_digits(run.stdout):
+        problems.append(f"the output prints a number of {len(long_digits(run.stdout))} digits; expected scientific "
+                        "notation beyond 1e15")
     return problems
 
 
@@ -154,6 +174,8 @@ def main():
             continue
         usage = subprocess.run([program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
         jobs += [(program, arguments) for arguments in runs_for(name, usage)]
+        if "  --embeddings " in usage:
+            jobs += [(program, arguments) for arguments in EXTREMES]
     jobs += [(os.path.join(args.bin, name), arguments, note) for name, arguments, note in NOTES]
     jobs += [(os.path.join(args.bin, name), arguments, None, says) for name, arguments, says in SAYS_WHY]
     benchmark = os.path.join(args.bin, "ch13-benchmark")

@@ -1,4 +1,7 @@
 // Chapter 7, The whole formula: softmax(Q·Kᵀ/√d_k + M)·V in one call, checked against the steps.
+#include <algorithm>
+#include <cmath>
+
 #include "attention.hpp"
 #include "cli.hpp"
 #include "masking.hpp"
@@ -49,6 +52,11 @@ std::string attention_chapter(const sa::Example& example)
     report.table("Outputs O = A·V, step by step", step_by_step, tokens, features(step_by_step));
     report.table("Outputs, one call to sa::attention", one_call, tokens, features(one_call));
     report.text(fmt::format("One call == step by step, bit for bit: {}\n", sa::identical(one_call, step_by_step)));
+    const auto end = one_call.data() + one_call.rows() * one_call.cols();
+    if (std::any_of(one_call.data(), end, [](double output) { return !std::isfinite(output); })) {
+        report.text("But some outputs are NaN or infinite: your numbers overflowed a double (about 1.8e308) on the\n"
+                    "way, so the two agree only in having overflowed alike.\n");
+    }
     report.heatmap("weights.svg", {.title = "Attention weights A", .values = weights, .row_labels = tokens,
                                    .col_labels = tokens, .scale_label = "weight"});
     report.heatmap("outputs.svg", {.title = "Outputs O = A·V", .values = one_call, .row_labels = tokens,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -17,7 +18,6 @@
 // The book's playground (docs/playground) compiles this file to WebAssembly, whose
 // libc++ has no floating-point std::from_chars. fast_float (libfast-float-dev) parses
 // the same texts to the same doubles, but does not report a number out of range.
-#include <cmath>
 #include <fast_float/fast_float.h>
 #endif
 
@@ -154,6 +154,11 @@ Matrix parse_matrix(std::string_view option, std::string_view text)
             if (!problem.empty()) {
                 throw UsageError(fmt::format("{} row {}: {}: {}; expected {}", option, row_number, quoted(row_text),
                                              problem, matrix_format));
+            }
+            if (!std::isfinite(value)) {  // a table of NaN teaches nothing, and would still end in "true"
+                throw UsageError(fmt::format("{} row {}: {}: entry {} is {}; expected a finite number (NaN and "
+                                             "infinities are refused)", option, row_number, quoted(row_text),
+                                             row.size() + 1, quoted(entry)));
             }
             row.push_back(value);
         }
@@ -437,13 +442,16 @@ std::string usage(const ProgramInfo& info)
     std::string text = fmt::format("{}: {}\n\nUsage: {} [options]\n\n", info.name, info.summary, info.name);
     if (reads(info, "--embeddings")) {  // the benchmark, for one, draws its own numbers
         text += "Matrices are written row by row: rows separated by ';', entries by ','.\n";
+        text += "Every entry is a finite number; nan and inf are refused.\n";
         text += "With no options the program runs the chapter's own example. A projection\n";
         text += "you do not give keeps the example's while it fits your numbers; when it\n";
         text += "does not, it is the identity of the shape they need (ones on the diagonal).\n";
         if (std::any_of(info.options.begin(), info.options.end(), [](const auto& own) { return bool(own.fit); })) {
-            text += "So with the program's own options: a default that does not fit your\n";
-            text += "numbers becomes what they need. A note on stderr says which.\n";
+            text += "The program's own options below follow the same rule: one you do not\n";
+            text += "give keeps its default while that fits, and otherwise takes the value\n";
+            text += "your numbers need.\n";
         }
+        text += "A note on stderr names each default that was replaced.\n";
         text += "\n";
     }
     for (const auto& option : common_options) {

@@ -31,14 +31,17 @@ public:
 /// before and after an entry do not count, so `" 1 , 2 ;3,4"` is the 2×2 matrix
 /// [[1, 2], [3, 4]]; a blank inside an entry does (`"1 2"` is not a number). An entry
 /// is a decimal number read with `.` as the decimal point whatever the locale, with
-/// at most one sign (`+1`, `-0.5`, `1e-3`; not `+-1`); `inf`, `-inf` and `nan` are
-/// accepted on purpose.
+/// at most one sign (`+1`, `-0.5`, `1e-3`; not `+-1`). It must be finite: `inf`, `-inf`
+/// and `nan` are refused, since a table of NaN would teach nothing (the library's edge
+/// rules for them are shown by chapters 4, 5 and 13 and checked by the tests). Finite
+/// numbers as large as `1e200` are taken: the results may overflow, and the chapter says so.
 ///
 /// \param option the option name used in error messages, e.g. "--wq"
 /// \param text the matrix text
 /// \return the matrix, at least 1×1
 /// \throws UsageError for an empty matrix, an empty row (as after a trailing `;`), an
-///         empty entry, an entry that is not a number or does not fit a double, or a
+///         empty entry, an entry that is not a number, does not fit a double or is not
+///         finite (NaN, an infinity), or a
 ///         row with a different number of entries than row 1; the message names the
 ///         option and the row, on one line (the reader's text is quoted, and a line
 ///         break in it is shown as an escape)

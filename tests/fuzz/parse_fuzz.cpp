@@ -6,6 +6,7 @@
 // An input is a command line with one argument per line. Each input is also tried
 // whole, as the value of a matrix, a name list and a number, so that values holding
 // line breaks are covered too.
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -57,8 +58,8 @@ std::vector<sa::ProgramInfo> programs()
     return {plain, own, sa::ProgramInfo{"wide", "defaults of 3 features, d_k 2, d_v 4", wide}, tool};
 }
 
-// What a returned example promises: the shapes fit, the names are one per row, and
-// no two names are the same.
+// What a returned example promises: the shapes fit, the names are one per row, no two
+// names are the same, and every number is finite.
 void check_example(const sa::ProgramInfo& info, const sa::Example& example, const std::vector<std::string>& args)
 {
     const std::size_t d_model = example.embeddings.cols();
@@ -82,6 +83,13 @@ void check_example(const sa::ProgramInfo& info, const sa::Example& example, cons
     }
     if (example.precision < 0 || example.precision > 10 || example.seed < 0) {
         fail("the precision or the seed is out of its range", args);
+    }
+    for (const sa::Matrix* matrix : {&example.embeddings, &example.w_query, &example.w_key, &example.w_value}) {
+        for (std::size_t i = 0; i < matrix->rows() * matrix->cols(); ++i) {
+            if (!std::isfinite(matrix->data()[i])) {
+                fail("a matrix holds NaN or an infinity", args);
+            }
+        }
     }
 }
 

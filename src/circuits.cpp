@@ -313,13 +313,15 @@ ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<
                                   std::size_t window, const HeadAblation& ablation, Path path)
 {
     //{ checks the head, its layer and the windows
+    const std::size_t width = model.shape.width / std::max<std::size_t>(model.shape.heads, 1);
     if (ablation.layer + 1 >= model.layers.size() || ablation.head >= model.shape.heads || window == 0 ||
-        tokens.size() % window != 0) {
-        throw std::invalid_argument(fmt::format("path_ablated_forward: head {} of layer {}, {} tokens in windows of {}; "
-                                                "the model has {} layers of {} heads, the head's layer must not be the "
-                                                "last, and the tokens must be whole windows", ablation.head,
-                                                ablation.layer, tokens.size(), window, model.layers.size(),
-                                                model.shape.heads));
+        tokens.size() % window != 0 || (!ablation.replacement.empty() && ablation.replacement.size() != width)) {
+        throw std::invalid_argument(fmt::format("path_ablated_forward: head {} of layer {}, {} tokens in windows of {}, "
+                                                "a replacement of {} values; the model has {} layers of {} heads of {} "
+                                                "features, the head's layer must not be the last, and the tokens must "
+                                                "be whole windows", ablation.head, ablation.layer, tokens.size(), window,
+                                                ablation.replacement.size(), model.layers.size(), model.shape.heads,
+                                                width));
     }
     //}
     ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
@@ -327,8 +329,10 @@ ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<
     for (std::size_t l = 0; l < model.layers.size(); ++l) {
         const AttentionLayer& layer = model.layers[l];
         if (l == ablation.layer + 1) {  // the stream as the next layer's one path sees it: without the head
-            const Matrix without = ablated_layer_forward(model.layers[ablation.layer], trace.layers[ablation.layer].input,
-                                                         model.shape.heads, window, ablation.head, nullptr);
+            LayerTrace changed;  // zeroed, or the replacement written at every position
+            const Matrix without = replaced_layer_forward(model.layers[ablation.layer],
+                                                          trace.layers[ablation.layer].input, model.shape.heads, window,
+                                                          ablation, changed);
             trace.stream = path_layer_forward(layer, trace.stream, without, path, model.shape.heads, window,
                                               trace.layers[l]);
         } else {

@@ -188,7 +188,9 @@ enum class Path {
 
 /// \brief forward() with one head's output removed from one path into the next layer only: the
 ///        next layer computes its queries, keys or values from the stream without that head's
-///        output, and everything else (the other two, the residual) from the whole stream.
+///        output, and everything else (the other two, the residual) from the whole stream. With
+///        ablation.replacement, that one path reads the stream with the head's output replaced by
+///        the replacement at every position (mean ablation on one path) instead of zeroed.
 ///
 /// Elhage et al.'s Q-, K- and V-composition: removing a layer-0 head from layer 1's keys alone
 /// tests whether layer 1 finds its places by what that head wrote. The changed layer is computed
@@ -198,11 +200,11 @@ enum class Path {
 /// \param model the model
 /// \param tokens the input tokens, windows of \p window one after another
 /// \param window the rows of each window; the tokens hold whole windows
-/// \param ablation the head whose output is removed; its layer must not be the last
+/// \param ablation the head whose output is removed or replaced; its layer must not be the last
 /// \param path the one input of the next layer that goes without it
 /// \return the trace
-/// \throws std::invalid_argument if the head does not exist, its layer is the last, or the
-///         tokens are not whole windows
+/// \throws std::invalid_argument if the head does not exist, its layer is the last, the
+///         tokens are not whole windows, or a replacement is not d/h long
 [[nodiscard]] ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                                 std::size_t window, const HeadAblation& ablation, Path path);
 

@@ -19,6 +19,25 @@ bool same_prefix(const std::size_t* inputs, std::size_t j, std::size_t i, std::s
     return true;
 }
 
+// A window's start, next() mod starts, drawn again while its window (start … start + window) shares a
+// character with one of apart's.
+std::size_t apart_start(std::size_t starts, std::size_t window, SplitMix64& generator, const CopiedSpans* apart)
+{
+    for (std::size_t draw = 0; draw < 10000; ++draw) {
+        const std::size_t start = static_cast<std::size_t>(generator.next() % starts);
+        bool clear = true;
+        for (std::size_t w = 0; apart != nullptr && clear && w < apart->start.size(); ++w) {
+            clear = start > apart->start[w] + window || apart->start[w] > start + window;
+        }
+        if (clear) {
+            return start;
+        }
+    }
+    throw std::invalid_argument(fmt::format("copied_spans: 10000 draws found no window of {} apart from the {} "
+                                            "windows to keep clear of; expected a longer text or fewer windows",
+                                            window, apart->start.size()));
+}
+
 }  // namespace
 
 //> prefix-matches
@@ -58,7 +77,7 @@ PrefixMatches prefix_matches(const Batch& batch, std::size_t first, std::size_t 
 
 //> copied-spans
 CopiedSpans copied_spans(const std::vector<std::size_t>& tokens, std::size_t count, std::size_t window,
-                         std::size_t shortest, std::size_t longest, SplitMix64& generator)
+                         std::size_t shortest, std::size_t longest, SplitMix64& generator, const CopiedSpans* apart)
 {
     //{ checks its arguments
     if (tokens.size() <= window + 1 || shortest == 0 || shortest > longest || 2 * longest > window) {
@@ -68,9 +87,9 @@ CopiedSpans copied_spans(const std::vector<std::size_t>& tokens, std::size_t cou
                                                 shortest, longest, window, tokens.size()));
     }
     //}
-    CopiedSpans spans{{{}, {}, window}, {}, {}, {}};
+    CopiedSpans spans{{{}, {}, window}, {}, {}, {}, {}};
     for (std::size_t w = 0; w < count; ++w) {
-        const std::size_t start = static_cast<std::size_t>(generator.next() % (tokens.size() - window));
+        const std::size_t start = apart_start(tokens.size() - window, window, generator, apart);
         const std::size_t length = shortest + static_cast<std::size_t>(generator.next() % (longest - shortest + 1));
         const std::size_t from = static_cast<std::size_t>(generator.next() % (window - 2 * length + 1));
         const std::size_t to =
@@ -85,6 +104,7 @@ CopiedSpans copied_spans(const std::vector<std::size_t>& tokens, std::size_t cou
         spans.first.push_back(from);
         spans.second.push_back(to);
         spans.length.push_back(length);
+        spans.start.push_back(start);
     }
     return spans;
 }
@@ -145,5 +165,44 @@ SpanAttention span_attention(const LayerTrace& trace, std::size_t heads, const C
     }
     return {mean.on_source / rows, mean.on_other / rows, mean.other_places / rows};
 }
+
+//> copy-rule
+double copy_rule_probability(const NgramCounts& counts, const std::vector<std::size_t>& window, std::size_t position,
+                             const CopyRule& rule)
+{
+    //{ checks its arguments
+    if (rule.shortest == 0 || !(rule.weight >= 0.0 && rule.weight <= 1.0) || position == 0 ||
+        position >= window.size()) {
+        throw std::invalid_argument(fmt::format("copy_rule_probability: a shortest match of {}, λ = {}, position {} of "
+                                                "a window of {}; expected a shortest match of at least 1, 0 ≤ λ ≤ 1 "
+                                                "and a position from 1 to the last", rule.shortest, rule.weight,
+                                                position, window.size()));
+    }
+    //}
+    const double counted = ngram_probability(counts, window, position);
+    const std::size_t e = position - 1;  // the last character read
+    std::size_t longest = 0;
+    double places = 0.0, right = 0.0;  // |M| and those of M followed by x_p
+    for (std::size_t j = 0; j < e; ++j) {
+        std::size_t length = 0;
+        while (length <= j && window[j - length] == window[e - length]) {
+            ++length;
+        }
+        if (length > longest) {
+            longest = length;
+            places = 0.0;
+            right = 0.0;
+        }
+        if (length == longest && length > 0) {
+            places += 1.0;
+            right += window[j + 1] == window[position] ? 1.0 : 0.0;
+        }
+    }
+    if (longest < rule.shortest) {
+        return counted;
+    }
+    return rule.weight * right / places + (1.0 - rule.weight) * counted;
+}
+//< copy-rule
 
 }  // namespace sa

@@ -2,12 +2,14 @@
 /// \brief Chapter 15, copying the Bible: how often a character's last few characters occurred
 ///        earlier in the same window (the prefix table), windows holding a span of text copied to
 ///        a later place, what a model's loss and an induction head's weights are on such a span,
-///        and the training windows that teach a head to match several characters.
+///        the training windows that teach a head to match several characters, and a counting
+///        rule that copies inside the window.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
+#include "char_text.hpp"
 #include "circuits.hpp"
 #include "language_model.hpp"
 #include "random.hpp"
@@ -42,6 +44,7 @@ struct CopiedSpans {
     std::vector<std::size_t> first;   ///< each window's first occurrence: where the span starts
     std::vector<std::size_t> second;  ///< where its copy starts, at least first + length
     std::vector<std::size_t> length;  ///< the span's characters
+    std::vector<std::size_t> start = {};  ///< where each window begins in the text
 };
 
 /// \brief Windows cut from a text at random places, each with a span of its own text copied to a
@@ -50,18 +53,23 @@ struct CopiedSpans {
 /// For each window, in this order: its start is next() mod (n − window), the span's length
 /// shortest + next() mod (longest − shortest + 1), its first place next() mod (window − 2·length + 1),
 /// and the copy's place first + length + next() mod (window − first − 2·length + 1), so both lie
-/// among the window's inputs. The targets follow the changed window.
+/// among the window's inputs. The targets follow the changed window. With \p apart, a start whose
+/// window (its inputs and the character after them, start … start + window) shares a character of
+/// the text with one of apart's windows is drawn again, one draw each time, before the other three:
+/// the windows are disjoint from apart's (a validation set beside a test set).
 /// \param tokens the text, more than window + 1 tokens
 /// \param count how many windows
 /// \param window the inputs of each
 /// \param shortest the shortest span, at least 1
 /// \param longest the longest span, at most window / 2
-/// \param generator advances by four draws per window
+/// \param generator advances by four draws per window, and one more per start drawn again
+/// \param apart windows of the same text to keep clear of, or null
 /// \return the windows and where their spans lie
-/// \throws std::invalid_argument if the text is too short or the lengths do not fit
+/// \throws std::invalid_argument if the text is too short, the lengths do not fit, or 10000 draws
+///         in a row find no start apart from apart's windows
 [[nodiscard]] CopiedSpans copied_spans(const std::vector<std::size_t>& tokens, std::size_t count,
                                        std::size_t window, std::size_t shortest, std::size_t longest,
-                                       SplitMix64& generator);
+                                       SplitMix64& generator, const CopiedSpans* apart = nullptr);
 
 /// \brief Mean losses on the characters of the spans, at their first occurrence and at their copy.
 struct SpanLosses {
@@ -101,5 +109,29 @@ struct SpanAttention {
 /// \throws std::invalid_argument if the head is not below h or the trace is not of the spans' windows
 [[nodiscard]] SpanAttention span_attention(const LayerTrace& trace, std::size_t heads, const CopiedSpans& spans,
                                            std::size_t head, std::size_t skip);
+
+/// \brief The in-window copying rule: when the last characters before a position occurred earlier in
+///        the window, predict what followed them there, else fall back on counted n-grams.
+struct CopyRule {
+    std::size_t shortest = 1;  ///< the shortest match the rule copies from, at least 1
+    double weight = 0.5;       ///< λ, the probability given to the copy, 0 to 1 (0: the n-gram alone)
+};
+
+/// \brief The copying rule's probability of the token at one position of a window.
+///
+/// With e = p − 1 the last character read, an earlier place j < e matches with length
+/// \f$ L_j \f$, the number of q = 0, 1, … with \f$ x_{j-q} = x_{e-q} \f$ before the first that
+/// differs or falls before the window. With \f$ m = \max_j L_j \f$ and M the places where
+/// \f$ L_j = m \f$: if m ≥ shortest,
+/// \f$ P(c) = \lambda \, |\{j \in M : x_{j+1} = c\}| / |M| + (1 - \lambda) P_n(c) \f$, else
+/// \f$ P(c) = P_n(c) \f$, with \f$ P_n \f$ from ngram_probability() on the window.
+/// \param counts counted n-grams of the training text, from count_ngrams()
+/// \param window the window's tokens (its inputs and the character after them)
+/// \param position p, from n − 1 (the n-gram reads only the window) to the last token
+/// \param rule the shortest match copied from and λ
+/// \return P(x_p)
+/// \throws std::invalid_argument if λ is not in [0, 1], shortest is 0, or as ngram_probability()
+[[nodiscard]] double copy_rule_probability(const NgramCounts& counts, const std::vector<std::size_t>& window,
+                                           std::size_t position, const CopyRule& rule);
 
 }  // namespace sa

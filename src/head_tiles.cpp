@@ -66,11 +66,18 @@ template <std::size_t R, std::size_t W>
 }
 
 // Rows [row, row + R) ∩ [0, rows) and columns [column, column + W·8) ∩ [0, cols) of a tile into
-// c (rows ldc apart).
+// c (rows ldc apart). A whole tile is stored register by register; only a cut one is copied
+// entry by entry (a copy of a length known only at run time is a call).
 template <std::size_t R, std::size_t W>
 [[gnu::always_inline]] inline void store_tile(const Lanes (&acc)[R][W], std::size_t row, std::size_t rows,
                                               std::size_t column, std::size_t cols, double* c, std::size_t ldc)
 {
+    if (row + R <= rows && column + W * lanes <= cols) {
+        for (std::size_t r = 0; r < R; ++r) {
+            std::memcpy(c + (row + r) * ldc + column, &acc[r], sizeof(acc[r]));
+        }
+        return;
+    }
     for (std::size_t r = 0; r < R && row + r < rows; ++r) {
         double sums[W * lanes];
         std::memcpy(sums, &acc[r], sizeof(sums));

@@ -798,7 +798,7 @@ TEST_CASE("Experiment's summary: the mean of two trials is their median, as (a +
     }
 }
 
-TEST_CASE("Experiment's edges: one key sends no gradient at all; one feature and one trial are enough",
+TEST_CASE("Experiment's edges: one key sends no gradient at all, and one feature and one trial are enough",
           "[ch11][support]")
 {
     sa::SplitMix64 generator(2017);

@@ -1,6 +1,7 @@
 # The glossary of symbols defines each symbol once, and every chapter's tables name a symbol
 # for what the glossary says it is (tools/check_glossary.py); the check itself catches a
-# symbol defined twice and a table that calls the mask "the weights" (--self-test).
+# symbol defined twice, a table that calls the mask "the weights" and a formula of the prose
+# that ends in an operator, "g \bmod (the number of processes)" (--self-test).
 if(BOOK_WORKSPACE)
   return()
 endif()

@@ -9,6 +9,9 @@ With --chapters, a table row of a chapter (a `list-table`) whose first cell name
 ":math:`A`, the weights", must use the symbol for what the glossary says it is: the symbol
 is in the glossary, and the words after "the" appear in its definition ("The attention
 weights, ..."). A row ":math:`M`, the weights" fails, since the glossary's M is the mask.
+Also with --chapters, no formula in the prose ends in an operator that the prose after it would
+have to finish (":math:`g \\bmod` (the number of processes)"): a formula is whole, and a quantity
+it needs has a symbol of its own.
 
 With --self-test it first checks itself on a glossary that defines a symbol twice and on a
 table that names a symbol for something else.
@@ -96,12 +99,36 @@ def misnamed(glossary, chapter_text, chapter):
     return problems
 
 
+# A formula whose last token is an operator waiting for its right-hand side.
+DANGLING = re.compile(r"(\\bmod|\\cdot|\\times|[-+=<>/]|\\le|\\ge)\s*$")
+
+
+def dangling(chapter_text, chapter):
+    """Lines describing each formula of a chapter's prose that ends in an operator."""
+    problems = []
+    # Read the prose as one text, so that a formula broken over two lines is still one formula.
+    lines = chapter_text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    for match in MATH.finditer(chapter_text):
+        formula = " ".join(match.group(1).split())
+        if DANGLING.search(formula):
+            number = next(index for index, start in enumerate(starts) if start > match.start())
+            problems.append(f"{chapter}:{number}: the formula {formula!r} ends in an operator the prose "
+                            "after it has to finish; write the whole formula, with a symbol for what it needs")
+    return problems
+
+
 SELF_TEST_TABLE = """.. list-table:: Shapes
 
    * - :math:`m`, the number of keys
      - 1
    * - :math:`m`, the weights
      - 1
+
+Rank :math:`g` runs on process :math:`g \\bmod` (the number of
+processes), and :math:`a - b` is whole.
 """
 
 SELF_TEST = """Glossary
@@ -134,16 +161,22 @@ def main():
         if len(caught) != 1 or not caught[0].startswith('table:5: the table calls m "the weights"'):
             print(f"self-test: a table that calls m the weights gave {caught!r}")
             return 1
+        caught = dangling(SELF_TEST_TABLE, "table")
+        if len(caught) != 1 or not caught[0].startswith("table:8: the formula 'g \\\\bmod' ends in an operator"):
+            print(f"self-test: a formula that ends in \\bmod gave {caught!r}")
+            return 1
     text = args.glossary.read_text(encoding="utf-8")
     problems = duplicates(text)
     for chapter in args.chapters:
         problems += misnamed(text, chapter.read_text(encoding="utf-8"), chapter.name)
+        problems += dangling(chapter.read_text(encoding="utf-8"), chapter.name)
     for problem in problems:
         print(f"{args.glossary.name}: {problem}")
     if problems:
         return 1
     print(f"{args.glossary.name}: {len(symbols(text))} symbols, each defined once"
-          + (f"; the tables of {len(args.chapters)} pages name them as it does" if args.chapters else ""))
+          + (f"; the tables of {len(args.chapters)} pages name them as it does, and no formula of their "
+                 "prose ends in an operator" if args.chapters else ""))
     return 0
 
 

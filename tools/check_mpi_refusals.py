@@ -4,7 +4,8 @@
 A refused command line: every process exits with status 2 before any message is sent, the
 first process prints the one line (the others print nothing), and stdout stays empty. A rank
 that fails: its process prints what went wrong and calls MPI_Abort, so mpirun ends every
-process with a non-zero status within seconds instead of leaving them waiting.
+process with a non-zero status within seconds instead of leaving them waiting; under
+`mpirun -q` the reader sees that one line and nothing else.
 
     check_mpi_refusals.py --program build/bin/ch17-ring-attention --launcher "mpiexec -n"
 """
@@ -58,6 +59,18 @@ def main():
             print(f"  status {done.returncode}, stderr:\n{done.stderr}")
     else:
         print(f"ok a rank that fails: {command}: status {done.returncode}, every process stopped")
+    # With the launcher's -q (Open MPI's --quiet), its own notice of the abort is gone and
+    # what the reader sees is the book's one line.
+    quiet = shlex.split(args.launcher)
+    done, command = run(shlex.join([quiet[0], "-q", *quiet[1:]]), 2, args.program, ["--stop-rank", "1"])
+    lines = [] if done is None else done.stderr.splitlines()
+    if done is None or done.returncode == 0 or len(lines) != 1 or "rank 1 stopped on purpose" not in lines[0]:
+        failures += 1
+        print(f"FAILED a rank that fails, quietly: {command}")
+        if done is not None:
+            print(f"  status {done.returncode}, stderr of {len(lines)} lines:\n{done.stderr}")
+    else:
+        print(f"ok a rank that fails, quietly: {command}: one line: {lines[0]}")
     return 1 if failures else 0
 
 

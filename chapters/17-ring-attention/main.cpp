@@ -559,7 +559,10 @@ int main(int argc, char** argv)
                     {"--length", "N", "tokens of the sharded run", "96"},
                     {"--ulysses-heads", "h", "heads of the Ulysses run, a multiple of G that divides d = 24", "4",
                      fit_heads},
-                    {"--stop-rank", "R", "make rank R fail at its first send, to see every process stopped", "none"},
+                    {"--stop-rank", "R",
+                     "make rank R fail at its first send, to see every process stopped (mpirun -q leaves only the "
+                     "book's line)",
+                     "none"},
                     {"--layout", "L", "layout of the sharded run: contiguous, striped, zig-zag or all", "all"},
                     {"--step-times", "FILE",
                      "write the measured time of a ring step's compute and transfer on this machine to FILE (with "

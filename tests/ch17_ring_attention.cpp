@@ -360,6 +360,20 @@ TEST_CASE("DeepSpeed-Ulysses equals chapter 9's heads bit for bit and sends 4(n/
 }
 
 // The model on paper is the chapter's own counting, not a step the learner writes: checked, not graded.
+TEST_CASE("Why one machine is not enough: K and V are 8·n·(d_k + d_v) bytes, the scores 8·n²", "[ch17][support]")
+{
+    INFO("the worked example, n = 3, d_k = d_v = 2: 3·(2 + 2) = 12 numbers, 96 bytes; its scores 3·3·8 = 72 bytes");
+    CHECK(sa::cached_step_reads(3, 2, 2) * 8 == 96);
+    INFO("n = 4096, d = 64: 4096·128·8 = 2^12·2^7·2^3 = 2^22 bytes, 4.0 MiB; the scores 4096²·8 = 2^27, 128.0 MiB");
+    CHECK(sa::cached_step_reads(4096, 64, 64) * 8 == (std::uint64_t{1} << 22));
+    INFO("n = 2^20: 2^20·2^7·2^3 = 2^30 bytes, 1.0 GiB; the scores 2^40·2^3 = 2^43, 8.0 TiB; split between G = 4 "
+         "ranks 2^28 each, 256.0 MiB");
+    CHECK(sa::cached_step_reads(1048576, 64, 64) * 8 == (std::uint64_t{1} << 30));
+    CHECK(sa::cached_step_reads(1048576, 64, 64) * 8 / 4 == (std::uint64_t{1} << 28));
+    INFO("a reader's example of 4 tokens with d_k = 2 and d_v = 3: 4·5·8 = 160 bytes, the row the table prints");
+    CHECK(sa::cached_step_reads(4, 2, 3) * 8 == 160);
+}
+
 TEST_CASE("The longest sequence G devices hold grows as G times the tokens one rank's memory fits", "[ch17][support]")
 {
     INFO("b = 5 tokens, d_k = 2, d_v = 3: Q 5·2 = 10, state 5·(3+2) = 25, the block held and the one arriving "

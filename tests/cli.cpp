@@ -441,7 +441,7 @@ TEST_CASE("Flags and lists of whole numbers of a program's own: --smoke, --sizes
     CHECK_THAT(sa::usage(info), Contains("  --smoke              a short run\n"));
 }
 
-TEST_CASE("--help shows an option with no default without one, and the program knows which options were given",
+TEST_CASE("The --help text shows an option with no default without one, and the program knows which options were given",
           "[cli]")
 {
     sa::ProgramInfo info = program();

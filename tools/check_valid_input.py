@@ -110,6 +110,16 @@ SAYS_WHY = [
      "Sinusoidal encodings come in (sin, cos) pairs, so they need an even d_model; yours is 3."),
     ("ch10-word-order", ["--embeddings", "1,2"], "One token has no other order: this comparison needs at least 2"),
     ("ch10-word-order", ["--embeddings", "1,2"], "q, the query of t1"),  # the rest still runs
+    # Chapter 17's tables follow the reader's example (4 tokens: 4·(2 + 2)·8 = 128 bytes of K and V,
+    # 4·4·8 = 128 of scores) and say which options set which run.
+    ("ch17-ring-attention", ["--embeddings", "1,0;0,1;1,1;2,0", "--ranks", "2"],
+     "\n        4    2    2       128 B          128 B\n"),
+    ("ch17-ring-attention", ["--embeddings", "1,0;0,1;1,1;2,0", "--ranks", "2"],
+     "The worked example on G = 4 ranks, one token each"),
+    ("ch17-ring-attention", ["--embeddings", "1,0;0,1;1,1;2,0", "--ranks", "2"],
+     "--ranks, --length and --layout set the sharded run below"),
+    ("ch17-ring-attention", ["--embeddings", "1,0;0,1;1,1;2,0", "--ranks", "2"],
+     "split between G = 2 ranks (--ranks)"),
 ]
 
 

@@ -7,6 +7,7 @@
 // the first process prints. Without mpirun it runs as one process that runs every rank.
 // --step-times FILE also times one ring step on this machine (step_times.hpp), apart from the output.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -91,18 +92,22 @@ Options read_options(const sa::Example& example)
 }
 
 // Why one machine is not enough: K and V grow with n (chapter 13's count of the numbers a cache holds).
-std::string memory_section(const Options& options)
+// The first row is the worked example, the reader's own with --embeddings and --weights.
+std::string memory_section(const Options& options, const sa::Example& example)
 {
-    std::string text = "Memory of K and V for one head, 8·n·(d_k + d_v) bytes, and of the n×n score matrix:\n"
-                       "        n    d     K and V   score matrix\n";
-    for (const auto& [n, d] : {std::pair<std::uint64_t, std::uint64_t>{3, 2}, {4096, 64}, {1048576, 64}}) {
-        const auto kv = static_cast<double>(sa::cached_step_reads(n, d, d) * sizeof(double));
-        text += fmt::format("  {:>7}  {:>3}  {:>10}  {:>13}\n", n, d, bytes_text(kv),
+    std::string text = "Memory of K and V for one head, 8·n·(d_k + d_v) bytes, and of the n×n score matrix "
+                       "(first row: the worked example):\n"
+                       "        n  d_k  d_v     K and V   score matrix\n";
+    const std::array<std::array<std::uint64_t, 3>, 3> rows{{
+        {example.tokens.size(), example.w_key.cols(), example.w_value.cols()}, {4096, 64, 64}, {1048576, 64, 64}}};
+    for (const auto& [n, d_k, d_v] : rows) {
+        const auto kv = static_cast<double>(sa::cached_step_reads(n, d_k, d_v) * sizeof(double));
+        text += fmt::format("  {:>7}  {:>3}  {:>3}  {:>10}  {:>13}\n", n, d_k, d_v, bytes_text(kv),
                             bytes_text(static_cast<double>(n * n * sizeof(double))));
     }
     const double per_rank = static_cast<double>(sa::cached_step_reads(1048576, 64, 64) * sizeof(double)) /
                             static_cast<double>(options.ranks);
-    text += fmt::format("  split between G = {} ranks, each holds K and V of n/G tokens: {} at n = 1048576\n\n",
+    text += fmt::format("  split between G = {} ranks (--ranks), each holds K and V of n/G tokens: {} at n = 1048576\n\n",
                         options.ranks, bytes_text(per_rank));
     return text;
 }
@@ -150,7 +155,9 @@ void worked_example(sa::Report& report, const sa::Example& example, const ring::
     for (const auto& feature : sa::feature_labels(values.cols())) {
         columns.push_back("Õ " + feature);
     }
-    report.text(fmt::format("The worked example on G = {} ranks, one token each{}: rank g holds token g's q, k and v\n\n",
+    report.text(fmt::format("The worked example on G = {} ranks, one token each{}: rank g holds token g's q, k and v\n"
+                            "(G is the number of tokens here; --ranks, --length and --layout set the sharded run "
+                            "below)\n\n",
                             n, example.causal ? ", causal" : ""));
     for (std::size_t step = 0; step < n; ++step) {
         std::vector<sa::Matrix> rows;
@@ -506,7 +513,7 @@ std::string ring_chapter(const sa::Example& example)
     const ring::Network network(options.stop_rank);
     try {
         sa::Report report(example);
-        report.text(memory_section(options));
+        report.text(memory_section(options, example));
         worked_example(report, example, network);
         sa::Matrix work;
         const ShardedTables tables = sharded_runs(report, network, options, work);

@@ -16,3 +16,8 @@ book_test(NAME support.function-length LABELS "layout"
 # Every test through book_test(), and no Python program kept in a CMake string.
 book_test(NAME support.one-test-site LABELS "layout"
           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_test_sites.py" --root "${CMAKE_SOURCE_DIR}")
+# No circle of imports among the modules of tools/: what two modules share lives in a third
+# that both import (the check first finds the circles it plants itself).
+book_test(NAME support.no-import-circle LABELS "layout"
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_import_cycles.py" --self-test
+                  --tools "${CMAKE_SOURCE_DIR}/tools")

@@ -65,7 +65,10 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_test import WAIT_FOR_MATH, WAIT_FOR_PLAYGROUND, Server, book_pages, browser_script, start_browser  # noqa: E402
+from browser_session import Server, book_pages, browser_script, start_browser  # noqa: E402
+
+WAIT_FOR_MATH = browser_script("wait_for_math")
+WAIT_FOR_PLAYGROUND = browser_script("wait_for_playground")
 
 AXE_VERSION = "4.10.2"
 STANDARD = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]

@@ -61,9 +61,7 @@ import argparse
 import base64
 import concurrent.futures
 import contextlib
-import functools
 import hashlib
-import http.server
 import json
 import os
 import re
@@ -79,9 +77,6 @@ import xml.etree.ElementTree as ElementTree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-DESKTOP = (1280, 900)
 PHONE = 390
 SEARCH_TERM = "softmax"
 SOFTMAX_PAGE = "chapters/05-softmax/softmax.html"
@@ -94,95 +89,15 @@ PLAYGROUND_EXAMPLE = {"--tokens": "The,cat,sat,down", "--embeddings": "1,0;0,1;1
 # (its start page loads chrome:// resources before the first book page opens).
 INSIDE_THE_BROWSER = ("data", "about", "blob", "chrome", "chrome-extension", "chrome-untrusted", "devtools")
 
-try:
-    from selenium import webdriver
-    from selenium.common.exceptions import TimeoutException, WebDriverException
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import Select
-except ImportError:
-    sys.exit("browser test: python3-selenium is missing. Install the Debian package: apt-get install python3-selenium")
-
-
-class Server:
-    """The book on http://127.0.0.1:<free port>/, remembering every path that was not found."""
-
-    def __init__(self, root):
-        self.missing = []
-        missing = self.missing
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 (the base class's name)
-                pass
-
-            def send_error(self, code, message=None, explain=None):
-                # /favicon.ico is asked for when a figure is shown on its own, without a page.
-                if code == 404 and self.path != "/favicon.ico":
-                    missing.append(urllib.parse.unquote(self.path))
-                super().send_error(code, message, explain)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=root))
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def start_browser(profile):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-quic",
-        "--disable-extensions",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        # Nothing but the local server resolves: a request for another host is
-        # still logged (and reported below) but never leaves the machine.
-        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
-        f"--user-data-dir={profile}",
-        f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
-    ]:
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    service = Service(executable_path=CHROMEDRIVER, log_path=os.devnull)
-    driver = webdriver.Chrome(service=service, options=options)
-    driver.set_page_load_timeout(30)
-    driver.set_script_timeout(200)  # a panel's run may take a while (chapter 3's experiment)
-    return driver
-
-
-def book_pages(book):
-    """Every .html page of the book, as paths relative to its folder (the _static files excluded)."""
-    pages = []
-    for folder, subfolders, files in os.walk(book):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith(("_", ".")))
-        pages += [os.path.relpath(os.path.join(folder, f), book).replace(os.sep, "/") for f in files if f.endswith(".html")]
-    return sorted(pages)
-
-
-# The JavaScript that runs in the pages lives in tools/browser/, one program per file.
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
-
-
-def browser_script(name):
-    """The text of tools/browser/<name>.js, a program for execute_script or execute_async_script."""
-    with open(os.path.join(SCRIPTS, name + ".js"), encoding="utf-8") as file:
-        return file.read()
+# The browser and the book's server (browser_session.py, which also says what to install when
+# selenium is missing); the keyboard and contrast audit (accessibility.py), which uses them too.
+from browser_session import (CHROMEDRIVER, CHROMIUM, DESKTOP, SCRIPTS, Server, book_pages, browser_script,  # noqa: E402
+                             start_browser)
+import accessibility  # noqa: E402
+from selenium.common.exceptions import TimeoutException, WebDriverException  # noqa: E402
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
 
 
 WAIT_FOR_MATH = browser_script("wait_for_math")
@@ -317,7 +232,7 @@ def playground_inputs(defaults):
 
 CACHE_FILE = "browser-check.json"  # in the --cache folder
 # What the check itself is made of: a change to any of these redoes every page.
-CHECKER_SOURCES = ["browser_test.py", "accessibility.py", "exercises.py"]
+CHECKER_SOURCES = ["browser_test.py", "browser_session.py", "accessibility.py", "exercises.py"]
 
 
 def file_digest(path):
@@ -426,12 +341,6 @@ class PageCache:
             json.dump({"checker": self.key, "pages": self.new}, file, indent=1, sort_keys=True)
         os.replace(self.path + ".new", self.path)
 
-
-
-def accessibility():
-    """tools/accessibility.py, which imports this module: imported when first needed."""
-    import accessibility as module  # noqa: PLC0415
-    return module
 
 
 class Shared:
@@ -609,10 +518,10 @@ class Check:
             self.lap(page, "stepper")
         if panel is not None:
             self.screenshots_of(page, phone=False)
-        if panel is not None and self.axe_source and page == accessibility().KEYBOARD_PAGE:
+        if panel is not None and self.axe_source and page == accessibility.KEYBOARD_PAGE:
             self.driver.execute_async_script(PLAYGROUND_RUN, {})  # the panel's example again, after the inputs
             self.driver.execute_script("document.body.dataset.theme = 'light'")
-            for problem in accessibility().keyboard_walk(self.driver):
+            for problem in accessibility.keyboard_walk(self.driver):
                 self.fail(page, "accessibility: " + problem[len(page) + 2:])
             self.lap(page, "keyboard walk")
         self.end_visit("desktop", page)
@@ -673,7 +582,7 @@ class Check:
             self.lap(page, "logs")
             scheme = self.driver.execute_script("return document.body.dataset.theme || ''")
             self.driver.execute_script(self.axe_source)
-            for problem in accessibility().audit_schemes(self.driver, page, lambda part: self.lap(page, part)):
+            for problem in accessibility.audit_schemes(self.driver, page, lambda part: self.lap(page, part)):
                 self.fail(page, "accessibility: " + problem[len(page) + 1:])
             self.driver.execute_script("document.body.dataset.theme = arguments[0]", scheme)
             # axe-core reads the style sheets itself and resolves a sheet's @import against the page, not
@@ -1618,7 +1527,7 @@ def main():
     axe_source = None
     if args.axe:
         if not os.path.isfile(args.axe):
-            print(f"FAIL setup: {args.axe} is missing; tools/setup.sh installs axe-core@{accessibility().AXE_VERSION}")
+            print(f"FAIL setup: {args.axe} is missing; tools/setup.sh installs axe-core@{accessibility.AXE_VERSION}")
             return 1
         with open(args.axe, encoding="utf-8") as file:
             axe_source = file.read()
@@ -1638,7 +1547,7 @@ def main():
     if check.failures:
         print(f"browser check: {len(check.failures)} problem(s) on {len(pages)} pages ({seconds:.0f} s)")
         return 1
-    audited = (f", accessibility audited against WCAG 2.1 AA (axe-core {accessibility().AXE_VERSION}, light and "
+    audited = (f", accessibility audited against WCAG 2.1 AA (axe-core {accessibility.AXE_VERSION}, light and "
                f"dark)" if axe_source else "")
     again = (f"; {unchanged['desktop']} at desktop and {unchanged['phone']} at phone width unchanged since they "
              f"passed" if any(unchanged.values()) else "")

@@ -180,7 +180,7 @@ TEST_CASE("Ring attention equals chapter 13's split-and-merge in the same block 
     const std::size_t n = 11;
     const helpers::Inputs inputs = helpers::random_inputs(2023, n, n, 4, 3);
     for (const bool causal : {false, true}) {
-        for (const std::size_t ranks : {1, 2, 3, 4}) {
+        for (const std::size_t ranks : {1, 2, 3, 4, 11}) {  // 11: a token per rank, blocks of one pair
             for (const sa::Layout layout : layouts) {
                 const sa::RingSetup setup{n, ranks, layout, causal};
                 const auto results = run_ring(setup, inputs);
@@ -533,6 +533,10 @@ TEST_CASE("The ring's kernel computes only the visible dot products, and the sta
     CHECK(sa::block_visibility(query_rows, Rows{12}, true) == sa::BlockVisibility::hidden);
     CHECK(sa::block_visibility(query_rows, Rows{4, 5}, true) == sa::BlockVisibility::diagonal);
     CHECK(sa::block_visibility(query_rows, Rows{12}, false) == sa::BlockVisibility::visible);
+    INFO("the edges: keys from 11, the last query's own row, on are diagonal (query 11 sees key 11: hidden needs "
+         "min K > max Q); keys up to 3, the first query's row, are visible (max K <= min Q)");
+    CHECK(sa::block_visibility(query_rows, Rows{11, 12}, true) == sa::BlockVisibility::diagonal);
+    CHECK(sa::block_visibility(query_rows, Rows{1, 3}, true) == sa::BlockVisibility::visible);
 }
 
 TEST_CASE("The kernel's counter: each rank's dot products, step by step, as counted by hand", "[ch17]")
@@ -625,6 +629,60 @@ TEST_CASE("The ring's backward pass equals chapter 11's gradients for every G, l
             }
         }
     }
+}
+
+TEST_CASE("The ring refuses shards and forward results that are not the ones it needs, naming them", "[ch17][support]")
+{
+    const helpers::Inputs inputs = helpers::random_inputs(7, 4, 4, 2, 3);
+    INFO("make_shard: K of width 3 beside Q of width 2 cannot be scored (q·k needs one width)");
+    const sa::Matrix wide_keys(4, 3, 0.5);
+    CHECK_THROWS_AS(sa::make_shard(sa::Layout::contiguous, 2, 0, inputs.queries, wide_keys, inputs.values),
+                    sa::ShapeError);
+    INFO("ring_attention_backward: rank 0's shard given rank 1's forward result (the results swapped)");
+    const sa::RingSetup setup{4, 2, sa::Layout::contiguous, true};
+    sa::LocalCommunicator communicator;
+    const auto shards = all_shards(setup.layout, setup.ranks, inputs);
+    auto forward = sa::ring_attention(communicator, setup, shards);
+    std::swap(forward[0], forward[1]);
+    const std::vector<sa::Matrix> d_mine{sa::Matrix(2, 3, 1.0), sa::Matrix(2, 3, 1.0)};
+    CHECK_THROWS_WITH(sa::ring_attention_backward(communicator, setup, shards, forward, d_mine),
+                      Contains("rank 0 needs its forward result"));
+}
+
+namespace {
+
+// A communicator that delivers every message one number short, as a broken network might: what
+// reads the message must notice, not read past its end.
+class ShortMessages : public sa::LocalCommunicator {
+public:
+    void receive(std::size_t from, std::size_t to, std::vector<double>& into) override
+    {
+        short_.push_back(&into);
+        sa::LocalCommunicator::receive(from, to, into);
+    }
+    void wait() override
+    {
+        sa::LocalCommunicator::wait();
+        for (std::vector<double>* message : short_) {
+            message->pop_back();
+        }
+        short_.clear();
+    }
+
+private:
+    std::vector<std::vector<double>*> short_;
+};
+
+}  // namespace
+
+TEST_CASE("A block that arrives one number short is refused, not read past its end", "[ch17][support]")
+{
+    const helpers::Inputs inputs = helpers::random_inputs(8, 4, 4, 2, 2);
+    const sa::RingSetup setup{4, 2, sa::Layout::contiguous, false};
+    ShortMessages communicator;
+    INFO("each block of 2 tokens carries K and V, 2·2 + 2·2 = 8 numbers; 7 arrive");
+    CHECK_THROWS_WITH(sa::ring_attention(communicator, setup, all_shards(setup.layout, setup.ranks, inputs)),
+                      Contains("a message of 7 numbers is too short"));
 }
 
 TEST_CASE("The backward pass sends K and V G-1 times and dK, dV G times, and computes what the forward did",

@@ -405,11 +405,24 @@ template <std::size_t R, std::size_t W>
     for (std::size_t i = 0; i < n; i += lanes) {
         const std::size_t rows = std::min(lanes, n - i);
         double weighted[lanes] = {};  // rowsum(dA ∘ A) of rows i … i+7, each over j in order;
-        for (std::size_t j = 0; j < i + rows; ++j) {  // the eight sums advance side by side
-            for (std::size_t r = 0; r < rows; ++r) {
-                if (j <= i + r) {
-                    weighted[r] += weights[(i + r) * n + j] * s.sums[(i + r) * wide_n + j];
+        const double* a = weights + i * n;  // the eight sums advance side by side: every row
+        const double* d_a = s.sums.data() + i * wide_n;  // takes j ≤ i, then row r the rest to i + r
+        if (rows == lanes) {
+            for (std::size_t j = 0; j <= i; ++j) {
+                for (std::size_t r = 0; r < lanes; ++r) {
+                    weighted[r] += a[r * n + j] * d_a[r * wide_n + j];
                 }
+            }
+        } else {
+            for (std::size_t j = 0; j <= i; ++j) {
+                for (std::size_t r = 0; r < rows; ++r) {
+                    weighted[r] += a[r * n + j] * d_a[r * wide_n + j];
+                }
+            }
+        }
+        for (std::size_t r = 1; r < rows; ++r) {
+            for (std::size_t j = i + 1; j <= i + r; ++j) {
+                weighted[r] += a[r * n + j] * d_a[r * wide_n + j];
             }
         }
         for (std::size_t r = 0; r < rows; ++r) {

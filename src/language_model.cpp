@@ -53,9 +53,18 @@ RotaryTable rotary_table(std::size_t window, std::size_t head_dim)
     return table;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Compiled twice, for processors with 512-bit registers and for any other; the processor picks
+// when the program starts. Each is the same operations, only more at once in one.
+#define BOOK_WIDE_CLONES __attribute__((target_clones("avx512f", "default")))
+#else
+#define BOOK_WIDE_CLONES
+#endif
+
 // Turns every head's pairs (2i, 2i+1) of each row by its angle; back = true turns by minus the
 // angle, which is the backward pass of the turn (a rotation's transpose is its inverse).
-void rotate(Matrix& matrix, std::size_t heads, std::size_t window, const RotaryTable& table, bool back)
+BOOK_WIDE_CLONES void rotate(Matrix& matrix, std::size_t heads, std::size_t window, const RotaryTable& table,
+                             bool back)
 {
     const std::size_t d = matrix.cols();
     const std::size_t head_dim = d / heads;

@@ -14,13 +14,14 @@ namespace {
 thread_local std::size_t threads_here = 1;  // this thread's count, set by ProductThreads
 
 //> product-rows
-// C = L · B, n×m, into a C of zeros: row i of C gathers L(i, p) · row p of B for p = 0, 1, …, so
+// C = L · B, n×m, its entries set to zero first: row i of C gathers L(i, p) · row p of B for p = 0, 1, …, so
 // entry (i, j) is 0 + L(i,0)·B(0,j) + L(i,1)·B(1,j) + …, one rounding per multiplication and per
 // addition, and the loop over j runs along contiguous rows, which the compiler vectorises. When L
 // is Aᵀ (its depth runs down A's rows), p is the outer loop, so that A and B are read front to
 // back once; each entry's sum keeps its order.
 void product_rows(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
 {
+    std::fill(c, c + n * m, 0.0);  // every sum starts from zero, whatever C held before
     if (left.depth_step == 1) {
         for (std::size_t i = 0; i < n; ++i) {
             double* c_row = c + i * m;
@@ -136,7 +137,7 @@ __attribute__((target("avx2"))) void product_tiles_256(const Left& left, const d
 }
 #endif
 
-// C = L · B into a C of zeros, by whichever of the loops the processor runs faster.
+// C = L · B, every entry written (C may hold anything before), by whichever of the loops the processor runs faster.
 void product_here(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
 {
 #ifdef BOOK_WIDE_PRODUCT
@@ -190,39 +191,71 @@ std::size_t product_threads()
     return threads_here;
 }
 
-Matrix multiply(const Matrix& lhs, const Matrix& rhs)
+namespace {
+
+// A result matrix of this shape: the one given, its storage kept, where its shape is already
+// this one (its entries are then all overwritten by the product), else a new one.
+void shape_result(Matrix& result, std::size_t rows, std::size_t cols)
+{
+    if (result.rows() != rows || result.cols() != cols || result.empty()) {
+        result = Matrix(rows, cols);
+    }
+}
+
+}  // namespace
+
+void multiply_into(const Matrix& lhs, const Matrix& rhs, Matrix& result)
 {
     if (lhs.cols() != rhs.rows()) {
         throw ShapeError(fmt::format("multiply: A is {} and B is {}; the columns of A must be the rows of B",
                                      shape(lhs), shape(rhs)));
     }
-    Matrix result(lhs.rows(), rhs.cols());
+    shape_result(result, lhs.rows(), rhs.cols());
     if (!result.empty()) {
         product({lhs.data(), lhs.cols(), 1}, rhs.data(), result.data(), lhs.rows(), lhs.cols(), rhs.cols());
     }
+}
+
+Matrix multiply(const Matrix& lhs, const Matrix& rhs)
+{
+    Matrix result;
+    multiply_into(lhs, rhs, result);
     return result;
 }
 
-Matrix multiply_transposed_lhs(const Matrix& lhs, const Matrix& rhs)
+void multiply_transposed_lhs_into(const Matrix& lhs, const Matrix& rhs, Matrix& result)
 {
     if (lhs.rows() != rhs.rows()) {
         throw ShapeError(fmt::format("multiply_transposed_lhs: A is {} and B is {}; they need the same rows",
                                      shape(lhs), shape(rhs)));
     }
-    Matrix result(lhs.cols(), rhs.cols());
+    shape_result(result, lhs.cols(), rhs.cols());
     if (!result.empty()) {  // entry (i, p) of Aᵀ is A(p, i): rows of Aᵀ step by 1, its depth by A's width
         product({lhs.data(), 1, lhs.cols()}, rhs.data(), result.data(), lhs.cols(), lhs.rows(), rhs.cols());
     }
+}
+
+Matrix multiply_transposed_lhs(const Matrix& lhs, const Matrix& rhs)
+{
+    Matrix result;
+    multiply_transposed_lhs_into(lhs, rhs, result);
     return result;
 }
 
-Matrix multiply_transposed_rhs(const Matrix& lhs, const Matrix& rhs)
+void multiply_transposed_rhs_into(const Matrix& lhs, const Matrix& rhs, Matrix& result)
 {
     if (lhs.cols() != rhs.cols()) {
         throw ShapeError(fmt::format("multiply_transposed_rhs: A is {} and B is {}; they need the same columns",
                                      shape(lhs), shape(rhs)));
     }
-    return multiply(lhs, transpose(rhs));
+    multiply_into(lhs, transpose(rhs), result);
+}
+
+Matrix multiply_transposed_rhs(const Matrix& lhs, const Matrix& rhs)
+{
+    Matrix result;
+    multiply_transposed_rhs_into(lhs, rhs, result);
+    return result;
 }
 
 void add_in_place(Matrix& sum, const Matrix& term)

@@ -89,6 +89,32 @@ struct Left {
 /// \throws ShapeError if A and B have different numbers of columns
 [[nodiscard]] Matrix multiply_transposed_rhs(const Matrix& lhs, const Matrix& rhs);
 
+/// \brief multiply() into a matrix kept from call to call: \p result gets the product's bits.
+///
+/// A training step makes the same products of the same shapes step after step; a result that
+/// already has the product's shape keeps its storage (every entry is overwritten), so that no
+/// memory is asked for, filled with zeros and handed back on each step. Any other result is
+/// replaced by a new matrix.
+/// \param lhs A, n×k
+/// \param rhs B, k×m
+/// \param result C, n×m afterwards; must not be A or B
+/// \throws ShapeError if the columns of A are not the rows of B
+void multiply_into(const Matrix& lhs, const Matrix& rhs, Matrix& result);
+
+/// \brief multiply_transposed_lhs() into a kept matrix, as multiply_into().
+/// \param lhs A, n×k
+/// \param rhs B, n×m
+/// \param result C = AᵀB, k×m afterwards; must not be A or B
+/// \throws ShapeError if A and B have different numbers of rows
+void multiply_transposed_lhs_into(const Matrix& lhs, const Matrix& rhs, Matrix& result);
+
+/// \brief multiply_transposed_rhs() into a kept matrix, as multiply_into().
+/// \param lhs A, n×k
+/// \param rhs B, m×k
+/// \param result C = ABᵀ, n×m afterwards; must not be A or B
+/// \throws ShapeError if A and B have different numbers of columns
+void multiply_transposed_rhs_into(const Matrix& lhs, const Matrix& rhs, Matrix& result);
+
 /// \brief Adds B to A entry by entry, in place: \f$ A \leftarrow A + B \f$.
 /// \param sum A; changed in place
 /// \param term B, the shape of A

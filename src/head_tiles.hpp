@@ -30,11 +30,12 @@ struct HeadWindow {
 /// \param head the window's Q, K and V
 /// \param weights n×n, row by row: row i receives \f$ A_{i,0..i} \f$; the entries past the diagonal
 ///        are left as they are (zeros)
-/// \param out C's first entry, with rows \p head.stride apart; its entries must be zero
+/// \param out C's first entry, with rows \p head.stride apart; every entry of the head's columns
+///        is written, whatever it held before
 void head_forward_tiled(const HeadWindow& head, double* weights, double* out);
 
-/// \brief Where the head's gradients go, with rows HeadWindow::stride apart; their entries must be
-///        zero.
+/// \brief Where the head's gradients go, with rows HeadWindow::stride apart; every entry of the
+///        head's columns is written, whatever it held before.
 struct HeadGradients {
     double* d_queries = nullptr;  ///< dQ = dS K
     double* d_keys = nullptr;     ///< dK = dSᵀ Q

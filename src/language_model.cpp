@@ -35,11 +35,13 @@ struct RotaryTable {
     std::size_t pairs = 0;
     std::vector<double> cosine;
     std::vector<double> sine;
+    std::size_t window = 0;  // what it was made for
+    std::size_t head_dim = 0;
 };
 
 RotaryTable rotary_table(std::size_t window, std::size_t head_dim)
 {
-    RotaryTable table{head_dim / 2, {}, {}};
+    RotaryTable table{head_dim / 2, {}, {}, window, head_dim};
     const double d = static_cast<double>(head_dim);
     for (std::size_t p = 0; p < window; ++p) {
         for (std::size_t i = 0; i < table.pairs; ++i) {
@@ -51,9 +53,18 @@ RotaryTable rotary_table(std::size_t window, std::size_t head_dim)
     return table;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Compiled twice, for processors with 512-bit registers and for any other; the processor picks
+// when the program starts. Each is the same operations, only more at once in one.
+#define BOOK_WIDE_CLONES __attribute__((target_clones("avx512f", "default")))
+#else
+#define BOOK_WIDE_CLONES
+#endif
+
 // Turns every head's pairs (2i, 2i+1) of each row by its angle; back = true turns by minus the
 // angle, which is the backward pass of the turn (a rotation's transpose is its inverse).
-void rotate(Matrix& matrix, std::size_t heads, std::size_t window, const RotaryTable& table, bool back)
+BOOK_WIDE_CLONES void rotate(Matrix& matrix, std::size_t heads, std::size_t window, const RotaryTable& table,
+                             bool back)
 {
     const std::size_t d = matrix.cols();
     const std::size_t head_dim = d / heads;
@@ -106,6 +117,24 @@ Slice slice_of(const LayerTrace& t, std::size_t w, std::size_t h, std::size_t he
     // Window w's heads come one after another; a window of n rows keeps n×n weights per head.
     const std::size_t offset = first * window * heads + h * length * length;
     return {first, length, h * head_dim, head_dim, offset};
+}
+
+// The table for this window and head width: the one kept, or made anew when it was made for others.
+const RotaryTable& rotary_table_for(RotaryTable& kept, std::size_t window, std::size_t head_dim)
+{
+    if (kept.window != window || kept.head_dim != head_dim || kept.pairs == 0) {
+        kept = rotary_table(window, head_dim);
+    }
+    return kept;
+}
+
+// A matrix of this shape whose entries will all be overwritten: the one given, its storage kept,
+// where it has the shape already.
+void shape_buffer(Matrix& matrix, std::size_t rows, std::size_t cols)
+{
+    if (matrix.rows() != rows || matrix.cols() != cols || matrix.empty()) {
+        matrix = Matrix(rows, cols);
+    }
 }
 
 void check_shape(const ModelShape& shape)
@@ -178,20 +207,25 @@ std::vector<std::string> parameter_names(const ModelShape& shape)
 }
 
 //> layer-forward
-Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads, std::size_t window,
-                     LayerTrace* trace)
+namespace {
+
+// The layer's pass on t.input, which is already there, into `output`. The trace's matrices and
+// `output` keep their storage where they have the right shape (see training_step()); every entry
+// of each is written. t.weights is made anew, all zeros, when its size is not that of this input;
+// else only each window's and head's entries on and below the diagonal are written.
+void layer_pass(const AttentionLayer& layer, LayerTrace& t, std::size_t heads, std::size_t window,
+                const RotaryTable& table, Matrix& output)
 {
-    LayerTrace local;
-    LayerTrace& t = trace != nullptr ? *trace : local;
-    const RotaryTable table = rotary_table(window, input.cols() / heads);
-    t.input = input;
-    t.queries = multiply(input, layer.w_query);
-    t.keys = multiply(input, layer.w_key);
-    t.values = multiply(input, layer.w_value);
+    const Matrix& input = t.input;
+    multiply_into(input, layer.w_query, t.queries);
+    multiply_into(input, layer.w_key, t.keys);
+    multiply_into(input, layer.w_value, t.values);
     rotate(t.queries, heads, window, table, false);
     rotate(t.keys, heads, window, table, false);
-    t.weights.assign(input.rows() * window * heads, 0.0);
-    t.joined = Matrix(input.rows(), input.cols());
+    if (t.weights.size() != input.rows() * window * heads) {
+        t.weights.assign(input.rows() * window * heads, 0.0);
+    }
+    shape_buffer(t.joined, input.rows(), input.cols());  // every entry is written by one head
     const auto slices = static_cast<std::ptrdiff_t>(window_count(input.rows(), window) * heads);
 #pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
     for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head: A = softmax(Q Kᵀ / √(d/h), causal), C = A V
@@ -199,75 +233,138 @@ Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size
         head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
                            t.joined.data() + s.first_row * t.joined.cols() + s.column);
     }
-    Matrix output = multiply(t.joined, layer.w_out);
+    multiply_into(t.joined, layer.w_out, output);
     add_in_place(output, input);  // the residual stream: X + C W_O
+}
+
+}  // namespace
+
+Matrix layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads, std::size_t window,
+                     LayerTrace* trace)
+{
+    LayerTrace local;
+    LayerTrace& t = trace != nullptr ? *trace : local;
+    t.input = input;
+    t.weights.assign(input.rows() * window * heads, 0.0);
+    Matrix output;
+    layer_pass(layer, t, heads, window, rotary_table(window, input.cols() / heads), output);
     return output;
 }
 //< layer-forward
 
 namespace {
 
-// dY at a layer's output to its parameters' gradients; returns dX at its input.
-Matrix layer_backward(const AttentionLayer& layer, const LayerTrace& t, const Matrix& d_output,
-                      std::size_t heads, std::size_t window, AttentionLayer& grads)
+// The matrices of the backward pass between two layers, kept from step to step (see training_step()).
+struct BackwardBuffers {
+    Matrix d_stream;  // dY at a layer's output, then dX at its input
+    Matrix d_joined;
+    Matrix d_queries;
+    Matrix d_keys;
+    Matrix d_values;
+    Matrix term;      // one product of dX's sum at a time
+    RotaryTable table;
+};
+
+// dY at a layer's output (b.d_stream) to its parameters' gradients; b.d_stream becomes dX at its input.
+void layer_backward(const AttentionLayer& layer, const LayerTrace& t, std::size_t heads, std::size_t window,
+                    AttentionLayer& grads, BackwardBuffers& b)
 {
-    grads.w_out = multiply_transposed_lhs(t.joined, d_output);
-    const Matrix d_joined = multiply_transposed_rhs(d_output, layer.w_out);
-    Matrix d_queries(t.input.rows(), t.input.cols());
-    Matrix d_keys(t.input.rows(), t.input.cols());
-    Matrix d_values(t.input.rows(), t.input.cols());
+    const Matrix& d_output = b.d_stream;
+    multiply_transposed_lhs_into(t.joined, d_output, grads.w_out);
+    multiply_transposed_rhs_into(d_output, layer.w_out, b.d_joined);
+    for (Matrix* d : {&b.d_queries, &b.d_keys, &b.d_values}) {
+        shape_buffer(*d, t.input.rows(), t.input.cols());  // every entry is written by one head
+    }
     const auto slices = static_cast<std::ptrdiff_t>(window_count(t.input.rows(), window) * heads);
 #pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
     for (std::ptrdiff_t k = 0; k < slices; ++k) {  // each window's head writes its own rows and columns
         const Slice s = slice_of(t, static_cast<std::size_t>(k) / heads, static_cast<std::size_t>(k) % heads, heads, window);
         const std::size_t at = s.first_row * t.input.cols() + s.column;
-        head_backward_tiled(head_window(t, s), t.weights.data() + s.weights, d_joined.data() + at,
-                            {d_queries.data() + at, d_keys.data() + at, d_values.data() + at});
+        head_backward_tiled(head_window(t, s), t.weights.data() + s.weights, b.d_joined.data() + at,
+                            {b.d_queries.data() + at, b.d_keys.data() + at, b.d_values.data() + at});
     }
-    const RotaryTable table = rotary_table(window, t.input.cols() / heads);
-    rotate(d_queries, heads, window, table, true);
-    rotate(d_keys, heads, window, table, true);
-    grads.w_query = multiply_transposed_lhs(t.input, d_queries);
-    grads.w_key = multiply_transposed_lhs(t.input, d_keys);
-    grads.w_value = multiply_transposed_lhs(t.input, d_values);
-    Matrix d_input = d_output;  // the residual passes dY through unchanged
-    add_in_place(d_input, multiply_transposed_rhs(d_queries, layer.w_query));
-    add_in_place(d_input, multiply_transposed_rhs(d_keys, layer.w_key));
-    add_in_place(d_input, multiply_transposed_rhs(d_values, layer.w_value));
-    return d_input;
+    const RotaryTable& table = rotary_table_for(b.table, window, t.input.cols() / heads);
+    rotate(b.d_queries, heads, window, table, true);
+    rotate(b.d_keys, heads, window, table, true);
+    multiply_transposed_lhs_into(t.input, b.d_queries, grads.w_query);
+    multiply_transposed_lhs_into(t.input, b.d_keys, grads.w_key);
+    multiply_transposed_lhs_into(t.input, b.d_values, grads.w_value);
+    // dX = dY (the residual passes it through unchanged) + dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ, added in
+    // that order, in place of dY, which is read no more.
+    Matrix& d_input = b.d_stream;
+    multiply_transposed_rhs_into(b.d_queries, layer.w_query, b.term);
+    add_in_place(d_input, b.term);
+    multiply_transposed_rhs_into(b.d_keys, layer.w_key, b.term);
+    add_in_place(d_input, b.term);
+    multiply_transposed_rhs_into(b.d_values, layer.w_value, b.term);
+    add_in_place(d_input, b.term);
 }
 
 }  // namespace
 
 //> forward
-ForwardTrace forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
+namespace {
+
+// forward() into a trace kept from call to call; `table` keeps the rotary table.
+void forward_into(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window,
+                  ForwardTrace& trace, RotaryTable& table)
 {
     //{ checks that there are tokens and a window
     if (window == 0 || tokens.empty()) {
         throw std::invalid_argument("forward: no tokens, or a window of 0 rows");
     }
     //}
-    ForwardTrace trace{tokens, window, std::vector<LayerTrace>(model.layers.size()), {}, {}};
-    trace.stream = embed(model.embedding, tokens);
-    for (std::size_t l = 0; l < model.layers.size(); ++l) {
-        trace.stream = layer_forward(model.layers[l], trace.stream, model.shape.heads, window, &trace.layers[l]);
+    const std::size_t layers = model.layers.size();
+    if (trace.window != window || trace.tokens.size() != tokens.size() || trace.layers.size() != layers) {
+        trace.layers.assign(layers, {});  // another layout of the weights: made anew, with zeros
     }
-    trace.logits = multiply(trace.stream, model.unembedding);
+    trace.tokens = tokens;
+    trace.window = window;
+    // Each layer's output is the next layer's input (the last one's, the stream) as it is written.
+    (layers > 0 ? trace.layers[0].input : trace.stream) = embed(model.embedding, tokens);
+    for (std::size_t l = 0; l < layers; ++l) {
+        const RotaryTable& turns = rotary_table_for(table, window, model.shape.width / model.shape.heads);
+        layer_pass(model.layers[l], trace.layers[l], model.shape.heads, window, turns,
+                   l + 1 < layers ? trace.layers[l + 1].input : trace.stream);
+    }
+    multiply_into(trace.stream, model.unembedding, trace.logits);
+}
+
+}  // namespace
+
+ForwardTrace forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
+{
+    ForwardTrace trace;
+    RotaryTable table;
+    forward_into(model, tokens, window, trace, table);
     return trace;
 }
 //< forward
 
 //> backward
+namespace {
+
+// backward() into a gradient and buffers kept from call to call.
+void backward_into(const LanguageModel& model, const ForwardTrace& trace, const Matrix& d_logits,
+                   LanguageModel& grads, BackwardBuffers& b)
+{
+    grads.shape = model.shape;
+    grads.layers.resize(model.layers.size());
+    multiply_transposed_lhs_into(trace.stream, d_logits, grads.unembedding);
+    multiply_transposed_rhs_into(d_logits, model.unembedding, b.d_stream);
+    for (std::size_t l = model.layers.size(); l-- > 0;) {
+        layer_backward(model.layers[l], trace.layers[l], model.shape.heads, trace.window, grads.layers[l], b);
+    }
+    grads.embedding = embedding_backward(b.d_stream, trace.tokens, model.shape.vocabulary);
+}
+
+}  // namespace
+
 LanguageModel backward(const LanguageModel& model, const ForwardTrace& trace, const Matrix& d_logits)
 {
-    LanguageModel grads{model.shape, {}, std::vector<AttentionLayer>(model.layers.size()), {}};
-    grads.unembedding = multiply_transposed_lhs(trace.stream, d_logits);
-    Matrix d_stream = multiply_transposed_rhs(d_logits, model.unembedding);
-    for (std::size_t l = model.layers.size(); l-- > 0;) {
-        d_stream = layer_backward(model.layers[l], trace.layers[l], d_stream, model.shape.heads, trace.window,
-                                  grads.layers[l]);
-    }
-    grads.embedding = embedding_backward(d_stream, trace.tokens, model.shape.vocabulary);
+    LanguageModel grads;
+    BackwardBuffers buffers;
+    backward_into(model, trace, d_logits, grads, buffers);
     return grads;
 }
 //< backward
@@ -335,6 +432,18 @@ double evaluate(const LanguageModel& model, const Batch& batch)
     return total / static_cast<double>(batch.inputs.size());
 }
 
+namespace {
+
+// What training_step() keeps from one step to the next on each thread.
+struct StepBuffers {
+    ForwardTrace trace;
+    RotaryTable table;
+    LanguageModel grads;
+    BackwardBuffers backward;
+};
+
+}  // namespace
+
 Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 {
 #ifdef __GLIBC__
@@ -352,9 +461,15 @@ Trainer make_trainer(LanguageModel model, const AdamSettings& settings)
 double training_step(Trainer& trainer, const Batch& batch)
 {
     const ProductThreads threads(trainer.threads);
-    const ForwardTrace trace = forward(trainer.model, batch.inputs, batch.window);
+    // forward() and backward() into matrices kept on this thread from step to step: a step makes
+    // the same matrices of the same shapes as the step before, and would otherwise ask for a few
+    // megabytes, fill them with zeros and hand them back, every step. The numbers are the same.
+    thread_local StepBuffers kept;
+    forward_into(trainer.model, batch.inputs, batch.window, kept.trace, kept.table);
+    const ForwardTrace& trace = kept.trace;
     const CrossEntropy loss = cross_entropy(trace.logits, batch.targets);
-    LanguageModel grads = backward(trainer.model, trace, loss.d_logits);
+    backward_into(trainer.model, trace, loss.d_logits, kept.grads, kept.backward);
+    LanguageModel& grads = kept.grads;
     ++trainer.steps;
     const std::vector<Matrix*> weights = parameters(trainer.model);
     const std::vector<Matrix*> gradients = parameters(grads);

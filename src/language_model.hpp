@@ -188,16 +188,21 @@ struct Trainer {
 
 /// \brief A trainer for a model: zero moments, no step taken.
 ///
-/// Each step allocates and frees the same few megabytes of traces and gradients. With the GNU C
-/// library, the first trainer asks it to keep 64 MiB spare at the top of the heap, so that those
-/// buffers are reused rather than handed back to the system and faulted in again as fresh pages
-/// on every step; nothing else changes.
+/// training_step() keeps its traces and gradients on its thread from step to step, but still
+/// allocates and frees a few matrices a step (the embedded rows, the loss's gradient). With the
+/// GNU C library, the first trainer asks it to keep 64 MiB spare at the top of the heap, so that
+/// those buffers are reused rather than handed back to the system and faulted in again as fresh
+/// pages on every step; nothing else changes.
 /// \param model the model
 /// \param settings Adam's settings
 /// \return the trainer
 [[nodiscard]] Trainer make_trainer(LanguageModel model, const AdamSettings& settings);
 
 /// \brief One training step: forward(), cross_entropy(), backward(), then adam_step() on every parameter.
+///
+/// The trace and the gradient are kept on the calling thread from one step to the next (a few
+/// megabytes per thread that has trained), so that a step reuses the memory of the step before;
+/// the numbers are those of forward() and backward().
 /// \param trainer the model and its optimiser; changed in place
 /// \param batch the windows to learn from
 /// \return the loss on the batch before the step

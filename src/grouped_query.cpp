@@ -41,10 +41,9 @@ std::size_t width_of_heads(std::string_view operation, std::string_view what, co
                            std::string_view kind)
 {
     if (matrix.cols() == 0 || matrix.cols() % heads != 0) {
-        throw ShapeError(fmt::format("{}: {} is {}, which does not split into {} "
-                                     "{} heads; its {} columns are not a "
-                                     "multiple of {}",
-                                     operation, what, shape(matrix), heads, kind, matrix.cols(), heads));
+        throw ShapeError(
+            fmt::format("{}: {} is {}, which does not split into {} {} heads; its {} columns are not a multiple of {}",
+                        operation, what, shape(matrix), heads, kind, matrix.cols(), heads));
     }
     return matrix.cols() / heads;
 }
@@ -56,11 +55,10 @@ void check_grouped_shapes(std::string_view operation, const Matrix& queries, con
     check_head_counts(operation, query_heads, kv_heads);
     const std::size_t query_width = width_of_heads(operation, "Q", queries, query_heads, "query");
     if (keys.cols() != kv_heads * query_width) {
-        throw ShapeError(fmt::format("{}: Q is {}, {} query heads of width {}, so "
-                                     "K needs {} key heads of the same "
-                                     "width ({}×{}), but K is {}",
-                                     operation, shape(queries), query_heads, query_width, kv_heads, keys.rows(),
-                                     kv_heads * query_width, shape(keys)));
+        throw ShapeError(fmt::format(
+            "{}: Q is {}, {} query heads of width {}, so K needs {} key heads of the same width ({}×{}), but K is {}",
+            operation, shape(queries), query_heads, query_width, kv_heads, keys.rows(), kv_heads * query_width,
+            shape(keys)));
     }
     const std::size_t value_width = width_of_heads(operation, "V", values, kv_heads, "value");
     if (values.rows() != keys.rows()) {
@@ -68,22 +66,19 @@ void check_grouped_shapes(std::string_view operation, const Matrix& queries, con
                                      shape(keys), shape(values)));
     }
     if (mask.rows() != queries.rows() || mask.cols() != keys.rows()) {
-        throw ShapeError(fmt::format("{}: Q is {} and K is {}, so the mask needs "
-                                     "to be {}×{} (a row per query, a "
-                                     "column per key), but it is {}",
-                                     operation, shape(queries), shape(keys), queries.rows(), keys.rows(), shape(mask)));
+        throw ShapeError(fmt::format(
+            "{}: Q is {} and K is {}, so the mask needs to be {}×{} (a row per query, a column per key), but it is {}",
+            operation, shape(queries), shape(keys), queries.rows(), keys.rows(), shape(mask)));
     }
     if (w_out.rows() != query_heads * value_width) {
-        throw ShapeError(fmt::format("{}: V is {}, {} value heads of width {}, so the {} query heads' "
-                                     "outputs side by "
+        throw ShapeError(fmt::format("{}: V is {}, {} value heads of width {}, so the {} query heads' outputs side by "
                                      "side are {} wide and W_O needs {} rows, but W_O is {}",
                                      operation, shape(values), kv_heads, value_width, query_heads,
                                      query_heads * value_width, query_heads * value_width, shape(w_out)));
     }
 }
 
-// A shared head's gradient: the gradients of its query heads, added one after
-// the other.
+// A shared head's gradient: the gradients of its query heads, added one after the other.
 void add_into(Matrix& sum, const Matrix& term)
 {
     for (std::size_t r = 0; r < sum.rows(); ++r) {
@@ -155,9 +150,8 @@ Matrix grouped_query_attention(const Matrix& queries, const Matrix& keys, const 
         const std::size_t shared = head / (query_heads / kv_heads);  // the group's key/value head
         head_outputs.push_back(attention(query_slices[head], key_slices[shared], value_slices[shared], mask));
     }
-    return project(concat_heads(head_outputs),
-                   w_out);  // [head_0 | ... | head_(h-1)]·W_O
-                            // END SOLUTION
+    return project(concat_heads(head_outputs), w_out);  // [head_0 | ... | head_(h-1)]·W_O
+    // END SOLUTION
 }
 //< grouped-query-attention
 

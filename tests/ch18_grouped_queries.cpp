@@ -146,8 +146,8 @@ TEST_CASE("repeat_kv_heads copies each key/value head once per query head of its
     CHECK(sa::identical(sa::repeat_kv_heads(keys, 2, 2), keys));
     INFO("h_kv = 1: the whole matrix is one head, repeated h times");
     CHECK(sa::identical(sa::repeat_kv_heads(sa::Matrix{{1, 2}}, 1, 3), sa::Matrix{{1, 2, 1, 2, 1, 2}}));
-    INFO("the repeat is PyTorch's repeat_interleave over the heads (each head's copies side by side), not "
-         "repeat, which would give [head 0 | head 1 | head 0 | head 1]");
+    INFO("the repeat is PyTorch's repeat_interleave over the heads (each head's copies side by side), not repeat, "
+         "which would give [head 0 | head 1 | head 0 | head 1]");
     CHECK_FALSE(sa::identical(repeated, sa::Matrix{{1, 2, 3, 4, 1, 2, 3, 4}, {11, 12, 13, 14, 11, 12, 13, 14}}));
 }
 
@@ -195,8 +195,8 @@ TEST_CASE("The worked example: two query heads share one key/value head, K = V =
     const double a = 1.0 / (2.0 + std::exp(-root2));
     const double head1_mouse_f1 = 4 * a + (1 - 2 * a);  // 0.446·2 + 0.108·1 + 0.446·2
     const double head1_mouse_f2 = 2 * (1 - 2 * a);      // 0.108·2
-    INFO("query head 1 reads the shared V = E, not chapter 9's swapped values: its Mouse row is chapter 9's head 1 "
-         "row [0.217, 1.892] with the features back in order, [1.892, 0.217]");
+    INFO("query head 1 reads the shared V = E, not chapter 9's swapped values: its Mouse row is chapter 9's head 1 row "
+         "[0.217, 1.892] with the features back in order, [1.892, 0.217]");
     CHECK_THAT(head1_mouse_f1, WithinAbs(1.892, printed));
     CHECK_THAT(head1_mouse_f2, WithinAbs(0.217, printed));
     INFO("W_O = [I; I] adds the heads: Mouse [1.106 + 1.892, 1.789 + 0.217] ≈ [2.997, 2.005]");
@@ -237,8 +237,8 @@ TEST_CASE("Grouped-query attention is chapter 9's heads on K and V repeated, bit
     const sa::Matrix grouped =
         sa::grouped_query_attention(in.queries, in.keys, in.values, in.mask, shapes.heads, shapes.kv_heads, in.w_out);
     INFO("seed " << seed << ", " << describe(shapes)
-                 << ": each query head runs chapter 7 on the same numbers whether its key/value head is "
-                    "shared or copied, so the outputs agree to the last bit");
+                 << ": each query head runs chapter 7 on the same numbers whether its key/value head is shared or "
+                    "copied, so the outputs agree to the last bit");
     CHECK(sa::identical(grouped, sa::multi_head_attention(in.queries,
                                                           sa::repeat_kv_heads(in.keys, shapes.kv_heads, shapes.heads),
                                                           sa::repeat_kv_heads(in.values, shapes.kv_heads, shapes.heads),
@@ -283,8 +283,8 @@ TEST_CASE("Sharing by hand: with every query 0, each head averages its group's v
     const sa::Matrix values{{2, 0, 0, 2}, {1, 2, 2, 1}, {2, 0, 0, 2}};
     const sa::Matrix heads =
         sa::grouped_query_attention(zeros(3, 4), zeros(3, 2), values, zeros(3, 3), 4, 2, sa::identity(8));
-    INFO("every score is 0, so every weight is 1/3: heads 0 and 1 give the mean of E, (2 + 1 + 2)/3 = 5/3 and "
-         "(0 + 2 + 0)/3 = 2/3; heads 2 and 3 the mean of E reversed, [2/3, 5/3], in every row");
+    INFO("every score is 0, so every weight is 1/3: heads 0 and 1 give the mean of E, (2 + 1 + 2)/3 = 5/3 and (0 + 2 + "
+         "0)/3 = 2/3; heads 2 and 3 the mean of E reversed, [2/3, 5/3], in every row");
     for (std::size_t row = 0; row < 3; ++row) {
         for (std::size_t head = 0; head < 4; ++head) {
             const bool group0 = head < 2;
@@ -294,8 +294,8 @@ TEST_CASE("Sharing by hand: with every query 0, each head averages its group's v
     }
     CHECK_THAT(heads(0, 0), WithinAbs(1.667, printed));
     CHECK_THAT(heads(0, 1), WithinAbs(0.667, printed));
-    INFO("with the causal mask, row i averages rows 0 to i: Eats [(2 + 1)/2, (0 + 2)/2] = [1.5, 1] in heads 0 "
-         "and 1, Mouse only itself, [2, 0]");
+    INFO("with the causal mask, row i averages rows 0 to i: Eats [(2 + 1)/2, (0 + 2)/2] = [1.5, 1] in heads 0 and 1, "
+         "Mouse only itself, [2, 0]");
     const sa::Matrix causal =
         sa::grouped_query_attention(zeros(3, 4), zeros(3, 2), values, sa::causal_mask(3, 3), 4, 2, sa::identity(8));
     CHECK_THAT(causal(0, 0), WithinAbs(2.0, 1e-12));

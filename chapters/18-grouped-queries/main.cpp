@@ -1,5 +1,4 @@
-// Chapter 18, Grouped queries: h query heads share h_kv key/value heads, and
-// the KV cache shrinks with h_kv.
+// Chapter 18, Grouped queries: h query heads share h_kv key/value heads, and the KV cache shrinks with h_kv.
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -22,9 +21,8 @@
 namespace {
 
 //> example
-// "Mouse eats cheese" with two query heads of width 2 (chapter 9's W_Q) and one
-// key/value head: W_K and W_V are the identity, so both query heads read K = V
-// = E.
+// "Mouse eats cheese" with two query heads of width 2 (chapter 9's W_Q) and one key/value head: W_K and W_V are the
+// identity, so both query heads read K = V = E.
 sa::Example shared_head()
 {
     sa::Example example = sa::mouse_eats_cheese();
@@ -33,10 +31,9 @@ sa::Example shared_head()
 }
 //< example
 
-// Defaults that no longer fit the reader's numbers become what they need (the
-// note line says so): 1 query head when W_Q's columns are odd; as many
-// key/value heads as W_K's columns hold heads of the query heads' width; a W_O
-// that adds the heads.
+// Defaults that no longer fit the reader's numbers become what they need (the note line says so): 1 query head when
+// W_Q's columns are odd; as many key/value heads as W_K's columns hold heads of the query heads' width; a W_O that adds
+// the heads.
 std::string fit_query_heads(const sa::Example& example)
 {
     return example.w_query.cols() % 2 == 0 ? "" : "1";
@@ -61,8 +58,7 @@ std::string fit_w_out(const sa::Example& example)
     if (d_v % kv_heads != 0 || heads * (d_v / kv_heads) == 4) {  // refused on its own; or the default fits
         return "";
     }
-    sa::Matrix adds(heads * (d_v / kv_heads), d_v / kv_heads,
-                    0.0);  // [I; I; ...]: the heads added
+    sa::Matrix adds(heads * (d_v / kv_heads), d_v / kv_heads, 0.0);  // [I; I; ...]: the heads added
     for (std::size_t row = 0; row < adds.rows(); ++row) {
         adds(row, row % adds.cols()) = 1.0;
     }
@@ -71,13 +67,9 @@ std::string fit_w_out(const sa::Example& example)
 
 const std::vector<sa::ProgramOption> options = {
     {"--query-heads", "H", "h, the query heads; it must divide the columns of --wq", "2", fit_query_heads},
-    {"--kv-heads", "G",
-     "h_kv, the key/value heads; it divides h, and W_K holds h_kv heads of a "
-     "query head's width",
+    {"--kv-heads", "G", "h_kv, the key/value heads; it divides h, and W_K holds h_kv heads of a query head's width",
      "1", fit_kv_heads},
-    {"--wo", "M",
-     "W_O, one row per column of the h heads' outputs side by side (the "
-     "default adds them)",
+    {"--wo", "M", "W_O, one row per column of the h heads' outputs side by side (the default adds them)",
      "1,0;0,1;1,0;0,1", fit_w_out}};
 
 struct Run {
@@ -131,8 +123,7 @@ void report_grouped(sa::Report& report, const sa::Example& example, const Run& r
         return sa::side_by_side_labels(sa::numbered_labels("kv", run.kv_heads, 0),
                                        sa::feature_labels(matrix.cols() / run.kv_heads));
     };
-    report.text(fmt::format("h = {} query heads share h_kv = {} key/value "
-                            "head(s): {} query head(s) per group.\n",
+    report.text(fmt::format("h = {} query heads share h_kv = {} key/value head(s): {} query head(s) per group.\n",
                             run.heads, run.kv_heads, run.heads / run.kv_heads));
     for (std::size_t head = 0; head < run.heads; ++head) {
         report.text(fmt::format("  query head {} reads key/value head {}\n", head,
@@ -156,26 +147,20 @@ void report_grouped(sa::Report& report, const sa::Example& example, const Run& r
                             run.repeated_is_same));
 }
 
-// h_kv = h: every query head has a key/value head of its own, and the step is
-// chapter 9's.
+// h_kv = h: every query head has a key/value head of its own, and the step is chapter 9's.
 void report_as_many_as_queries(sa::Report& report, const Run& run)
 {
-    const sa::Matrix keys = sa::repeat_kv_heads(run.keys, run.kv_heads,
-                                                run.heads);  // h key/value heads
+    const sa::Matrix keys = sa::repeat_kv_heads(run.keys, run.kv_heads, run.heads);  // h key/value heads
     const sa::Matrix values = sa::repeat_kv_heads(run.values, run.kv_heads, run.heads);
     const bool same =
         sa::identical(sa::grouped_query_attention(run.queries, keys, values, run.mask, run.heads, run.heads, run.w_out),
                       sa::multi_head_attention(run.queries, keys, values, run.mask, run.heads, run.w_out));
-    report.text(fmt::format("With h_kv = h = {} (K and V repeated, one key/value "
-                            "head per query head):\n"
-                            "sa::grouped_query_attention == "
-                            "sa::multi_head_attention (chapter 9), bit for bit: "
-                            "{}\n\n",
+    report.text(fmt::format("With h_kv = h = {} (K and V repeated, one key/value head per query head):\n"
+                            "sa::grouped_query_attention == sa::multi_head_attention (chapter 9), bit for bit: {}\n\n",
                             run.heads, same));
 }
 
-// Queries of zeros: every score is 0, so each head averages the value rows of
-// its group.
+// Queries of zeros: every score is 0, so each head averages the value rows of its group.
 void report_by_hand(sa::Report& report, const sa::Example& example)
 {
     const std::size_t n = example.embeddings.rows();
@@ -194,31 +179,25 @@ void report_by_hand(sa::Report& report, const sa::Example& example)
         sa::grouped_query_attention(sa::Matrix(n, 4, 0.0), sa::Matrix(n, 2, 0.0), values, mask, 4, 2,
                                     sa::identity(4 * d));  // W_O = I
     //< by-hand
-    report.text("== Sharing by hand: h = 4 query heads, h_kv = 2, every query "
-                "and key 0 ==\n\n");
+    report.text("== Sharing by hand: h = 4 query heads, h_kv = 2, every query and key 0 ==\n\n");
     report.table("Values V: key/value head 0 is E, head 1 is E with its features reversed", values, example.tokens,
                  sa::side_by_side_labels(sa::numbered_labels("kv", 2, 0), sa::feature_labels(d)));
-    report.text(fmt::format("Every score is 0, so each query gives the same weight to every key it "
-                            "{}: each head's "
-                            "output row is\nthe mean of those rows of its group's values. Heads 0 "
-                            "and 1 read "
-                            "key/value head 0, heads 2 and 3 read head 1.\n\n",
-                            example.causal ? "may see (itself and those before it)" : "sees"));
+    report.text(fmt::format(
+        "Every score is 0, so each query gives the same weight to every key it {}: each head's output row is\nthe mean "
+        "of those rows of its group's values. Heads 0 and 1 read key/value head 0, heads 2 and 3 read head 1.\n\n",
+        example.causal ? "may see (itself and those before it)" : "sees"));
     report.table("The heads' outputs side by side (W_O = I)", heads_side_by_side, example.tokens,
                  sa::head_labels(4, sa::feature_labels(d)));
 }
 
-// Backward through the sharing: a shared head's gradient is the sum over its
-// query heads.
+// Backward through the sharing: a shared head's gradient is the sum over its query heads.
 void report_backward(sa::Report& report, const sa::Example& example, const Run& run)
 {
-    const sa::Matrix d_outputs(run.outputs.rows(), run.outputs.cols(),
-                               1.0);  // dY = 1: L = the sum of O
+    const sa::Matrix d_outputs(run.outputs.rows(), run.outputs.cols(), 1.0);  // dY = 1: L = the sum of O
     //> backward
     const sa::MultiHeadGrads grouped = sa::grouped_query_backward(run.queries, run.keys, run.values, run.mask,
                                                                   run.heads, run.kv_heads, run.w_out, d_outputs);
-    // Chapter 14's backward on K and V repeated: one gradient per query head,
-    // then each group summed.
+    // Chapter 14's backward on K and V repeated: one gradient per query head, then each group summed.
     const sa::MultiHeadGrads per_query_head = sa::multi_head_backward(
         run.queries, sa::repeat_kv_heads(run.keys, run.kv_heads, run.heads),
         sa::repeat_kv_heads(run.values, run.kv_heads, run.heads), run.mask, run.heads, run.w_out, d_outputs);
@@ -250,8 +229,7 @@ void report_backward(sa::Report& report, const sa::Example& example, const Run& 
             sa::numeric_gradient([&](const sa::Matrix& x) { return loss(run.queries, run.keys, run.values, x); },
                                  run.w_out, step)) < 1e-7;
     const std::size_t width = run.values.cols() / run.kv_heads;
-    report.text("== Backward through the sharing, with dY = 1 (the loss is the "
-                "sum of the outputs) ==\n\n");
+    report.text("== Backward through the sharing, with dY = 1 (the loss is the sum of the outputs) ==\n\n");
     report.table("dV of each query head (chapter 14's backward on V repeated)", per_query_head.d_values, example.tokens,
                  sa::head_labels(run.heads, sa::feature_labels(width)));
     report.table("dV = each group's query heads added (sa::grouped_query_backward)", grouped.d_values, example.tokens,
@@ -259,21 +237,18 @@ void report_backward(sa::Report& report, const sa::Example& example, const Run& 
     report.table("dK, the same way", grouped.d_keys, example.tokens,
                  sa::side_by_side_labels(sa::numbered_labels("kv", run.kv_heads, 0),
                                          sa::feature_labels(run.keys.cols() / run.kv_heads)));
-    report.text(fmt::format("dQ, dK and dV == chapter 14's on K and V repeated, each group summed "
-                            "(sa::sum_kv_heads), bit for bit: {}\n"
-                            "dQ, dK, dV and dW_O against central differences (step 1e-5), relative "
-                            "difference "
-                            "below 1e-7: {}\n\n",
-                            sums_agree, numeric_agree));
+    report.text(fmt::format(
+        "dQ, dK and dV == chapter 14's on K and V repeated, each group summed (sa::sum_kv_heads), bit for bit: {}\n"
+        "dQ, dK, dV and dW_O against central differences (step 1e-5), relative difference below 1e-7: {}\n\n",
+        sums_agree, numeric_agree));
 }
 
-// A model whose cache the chapter sizes: the book's own, and two published
-// configurations.
+// A model whose cache the chapter sizes: the book's own, and two published configurations.
 struct CacheModel {
     std::string name;      // with its source
     std::size_t heads;     // h
     std::size_t kv_heads;  // the h_kv the model has
-    std::size_t width;     // w, the width of one head
+    std::size_t width;     // d_k/h, the width of one head
     std::size_t layers;    // n_layers
     std::size_t bytes;     // σ, the bytes of one number
     std::size_t context;   // t, the positions the table also sizes
@@ -296,11 +271,10 @@ std::string kind_of(std::size_t kv_heads, const CacheModel& model)
 
 void report_cache(sa::Report& report)
 {
-    report.text("== The KV cache: 2 · n_layers · h_kv · w · t · σ bytes, "
-                "whatever h ==\n");
+    report.text("== The KV cache: 2 · n_layers · h_kv · d_k/h · t · σ bytes, whatever h ==\n");
     for (const CacheModel& model : cache_models) {
-        report.text(fmt::format("\n{}:\nh = {}, w = {}, n_layers = {}, {} (σ = {}), t = {}\n", model.name, model.heads,
-                                model.width, model.layers, model.number, model.bytes, model.context));
+        report.text(fmt::format("\n{}:\nh = {}, d_k/h = {}, n_layers = {}, {} (σ = {}), t = {}\n", model.name,
+                                model.heads, model.width, model.layers, model.number, model.bytes, model.context));
         report.text(fmt::format("  {:>5}  {:>10}  {:>12}  {:>7}\n", "h_kv", "per token", "at t", "of h"));
         // h_kv = h, h/4, the published count and 1: from most to fewest, each once.
         const std::set<std::size_t, std::greater<>> counts = {model.heads, std::max<std::size_t>(1, model.heads / 4),

@@ -78,10 +78,15 @@ namespace sa {
 /// \param w_out \f$ W_O \f$, one row per column of the h heads' outputs side by side
 /// \return the outputs, n×\f$ d_{out} \f$
 /// \throws std::invalid_argument if h or \f$ h_{kv} \f$ is 0, or \f$ h_{kv} \f$ does not divide h;
-///         the message names grouped_query_attention and both numbers
+///         the message names grouped_query_attention and the numbers, e.g. "the number of
+///         key/value heads must be at least 1", "4 query heads do not split into 3 equal groups"
 /// \throws ShapeError if Q does not split into h heads, K or V into \f$ h_{kv} \f$ heads, the key
 ///         heads are not as wide as the query heads, K and V differ in rows, the mask is not n×m,
-///         or \f$ W_O \f$ has the wrong number of rows; the message names the shapes and the one expected
+///         or \f$ W_O \f$ has the wrong number of rows; the message names the shapes and the one
+///         expected, e.g. "Q is 3×8, 4 query heads of width 2, so K needs 1 key heads of the same
+///         width (3×2), but K is 3×4", "V is 2×6, which does not split into 4 value heads",
+///         "K is 2×4 but V is 3×6", "the mask needs to be 3×2 (a row per query, a column per key),
+///         but it is 3×3", "W_O needs 12 rows, but W_O is 6×2"
 [[nodiscard]] Matrix grouped_query_attention(const Matrix& queries, const Matrix& keys, const Matrix& values,
                                              const Matrix& mask, std::size_t query_heads, std::size_t kv_heads,
                                              const Matrix& w_out);
@@ -105,8 +110,9 @@ namespace sa {
 /// \param w_out \f$ W_O \f$
 /// \param d_outputs dY
 /// \return dQ, dK, dV and \f$ dW_O \f$
-/// \throws std::invalid_argument and ShapeError as grouped_query_attention(), and ShapeError if
-///         dY is not n×\f$ d_{out} \f$
+/// \throws std::invalid_argument and ShapeError as grouped_query_attention(); the message names
+///         grouped_query_backward (e.g. "4 query heads do not split into 3 equal groups"), and
+///         ShapeError if dY is not n×\f$ d_{out} \f$: "the outputs are 3×2 but dY is 2×2"
 [[nodiscard]] MultiHeadGrads grouped_query_backward(const Matrix& queries, const Matrix& keys, const Matrix& values,
                                                     const Matrix& mask, std::size_t query_heads,
                                                     std::size_t kv_heads, const Matrix& w_out,

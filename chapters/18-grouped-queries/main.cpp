@@ -288,11 +288,46 @@ void report_cache(sa::Report& report)
     }
 }
 
+std::string columns(std::size_t count)
+{
+    return fmt::format("{} column{}", count, count == 1 ? "" : "s");
+}
+
+// The reader's counts and matrices against each other, each misfit named by its option in one line.
+void check_grouped_options(const sa::Example& example, std::size_t heads, std::size_t kv_heads,
+                           const sa::Matrix& w_out)
+{
+    const std::size_t d_k = example.w_query.cols();
+    if (d_k % heads != 0) {
+        throw sa::UsageError(fmt::format("--query-heads: {} does not divide the {} of --wq", heads, columns(d_k)));
+    }
+    if (heads % kv_heads != 0) {
+        throw sa::UsageError(fmt::format("--kv-heads: {} does not divide --query-heads {}; the query heads must "
+                                         "split into equal groups", kv_heads, heads));
+    }
+    const std::size_t width = d_k / heads;
+    if (example.w_key.cols() != kv_heads * width) {
+        throw sa::UsageError(fmt::format("--wk: expected {} (h_kv = {} key head{} as wide as a query head, d_k/h = "
+                                         "{}), got {}", columns(kv_heads * width), kv_heads,
+                                         kv_heads == 1 ? "" : "s", width, example.w_key.cols()));
+    }
+    const std::size_t d_v = example.w_value.cols();
+    if (d_v % kv_heads != 0) {
+        throw sa::UsageError(fmt::format("--wv: its {} do not split into h_kv = {} value heads", columns(d_v),
+                                         kv_heads));
+    }
+    if (w_out.rows() != heads * (d_v / kv_heads)) {
+        throw sa::UsageError(fmt::format("--wo: expected {} rows (one per column of the {} query heads' outputs "
+                                         "side by side), got {}", heads * (d_v / kv_heads), heads, w_out.rows()));
+    }
+}
+
 std::string grouped_chapter(const sa::Example& example)
 {
     const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--query-heads", 1, 64));
     const auto kv_heads = static_cast<std::size_t>(sa::whole_option(example, "--kv-heads", 1, 64));
     const sa::Matrix w_out = sa::matrix_option(example, "--wo");
+    check_grouped_options(example, heads, kv_heads, w_out);
     const Run run = run_grouped(example, heads, kv_heads, w_out);
     sa::Report report(example);
     report_grouped(report, example, run);

@@ -142,6 +142,9 @@ void report_grouped(sa::Report& report, const sa::Example& example, const Run& r
                      sa::feature_labels(run.head_outputs[head].cols()));
     }
     report.table("Outputs O = [heads side by side]·W_O", run.outputs, tokens, sa::feature_labels(run.outputs.cols()));
+    report.heatmap("weights.svg", {.title = "Weights of each query head, side by side",
+                                   .values = sa::concat_heads(run.weights), .row_labels = tokens,
+                                   .col_labels = sa::head_labels(run.heads, tokens), .scale_label = "weight"});
     report.text(fmt::format("sa::grouped_query_attention == chapter 9's heads on K and V repeated "
                             "(sa::repeat_kv_heads), bit for bit: {}\n\n",
                             run.repeated_is_same));

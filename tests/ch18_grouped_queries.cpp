@@ -417,6 +417,72 @@ TEST_CASE("Backward on the worked example: dV adds the weights' columns of both 
     CHECK_THAT(weights[1](0, 1) + weights[1](1, 1) + weights[1](2, 1), WithinAbs(head1_eats, 1e-12));
 }
 
+// dK of one query head written from the formulas of chapter 11 with Eigen: dA = dO·V_bᵀ,
+// dS' = A ∘ (dA − rowsum(dA ∘ A)), dK^(a) = dS'ᵀ·Q_a / √w.
+Eigen::MatrixXd reference_d_keys(const Eigen::MatrixXd& q, const Eigen::MatrixXd& k, const Eigen::MatrixXd& v,
+                                 const Eigen::MatrixXd& d_o)
+{
+    const double root = std::sqrt(static_cast<double>(q.cols()));
+    Eigen::MatrixXd scaled = q * k.transpose() / root;
+    Eigen::MatrixXd weights(scaled.rows(), scaled.cols());
+    for (Eigen::Index i = 0; i < scaled.rows(); ++i) {
+        const Eigen::ArrayXXd shifted = (scaled.row(i).array() - scaled.row(i).maxCoeff()).exp();
+        weights.row(i) = (shifted / shifted.sum()).matrix();
+    }
+    const Eigen::MatrixXd d_weights = d_o * v.transpose();
+    Eigen::MatrixXd d_scores = weights.cwiseProduct(d_weights);
+    for (Eigen::Index i = 0; i < d_scores.rows(); ++i) {
+        d_scores.row(i) -= weights.row(i) * d_scores.row(i).sum();
+    }
+    return d_scores.transpose() * q / root;
+}
+
+TEST_CASE("Backward on the worked example: dK of the shared head, from the softmax's backward", "[ch18]")
+{
+    const sa::Matrix queries = sa::project(embeddings, w_query);
+    const Eigen::MatrixXd q = to_eigen(queries);
+    const Eigen::MatrixXd e = to_eigen(embeddings);
+    const Eigen::MatrixXd ones = Eigen::MatrixXd::Ones(3, 2);  // dY = 1 and W_O = [I; I]: each head's dO is 1
+    const sa::MultiHeadGrads grads =
+        sa::grouped_query_backward(queries, embeddings, embeddings, zeros(3, 3), 2, 1, w_out, sa::Matrix(3, 2, 1.0));
+    const Eigen::MatrixXd expected =
+        reference_d_keys(q.leftCols(2), e, e, ones) + reference_d_keys(q.rightCols(2), e, e, ones);
+    INFO("dK of the shared head = query head 0's share + query head 1's, each from chapter 11's formulas");
+    CHECK(largest_difference(grads.d_keys, expected) <= 1e-12);
+    INFO("the program's Mouse row [-0.349, -0.323]; each row of dS' sums to 0, so the rows of dK add to 0, and with "
+         "Cheese = Mouse, Eats is −2 times Mouse: [0.698, 0.645]");
+    CHECK_THAT(grads.d_keys(0, 0), WithinAbs(-0.349, printed));
+    CHECK_THAT(grads.d_keys(0, 1), WithinAbs(-0.323, printed));
+    CHECK_THAT(grads.d_keys(1, 0), WithinAbs(-2 * grads.d_keys(0, 0), 1e-12));
+    CHECK_THAT(grads.d_keys(1, 1), WithinAbs(-2 * grads.d_keys(0, 1), 1e-12));
+    CHECK_THAT(grads.d_keys(1, 0), WithinAbs(0.698, printed));
+    CHECK_THAT(grads.d_keys(1, 1), WithinAbs(0.645, printed));
+    CHECK(grads.d_keys(2, 0) == grads.d_keys(0, 0));
+    // The try-it command: chapter 9's W_K and W_V, h_kv = h = 2, so each key head has one query head.
+    const sa::Matrix keys = sa::project(embeddings, sa::Matrix{{1, 0, 1, 0}, {0, 1, 0, 1}});
+    const sa::Matrix values = sa::project(embeddings, sa::Matrix{{1, 0, 0, 1}, {0, 1, 1, 0}});
+    const sa::MultiHeadGrads own =
+        sa::grouped_query_backward(queries, keys, values, zeros(3, 3), 2, 2, w_out, sa::Matrix(3, 2, 1.0));
+    const Eigen::MatrixXd v = to_eigen(values);
+    INFO("try-it: key head 0 gets query head 0's share alone, [-0.157, -0.212] for Mouse; key head 1 query head "
+         "1's, [-0.192, -0.110]; Eats −2 times Mouse in each");
+    CHECK(largest_difference(own.d_keys,
+                             (Eigen::MatrixXd(3, 4) << reference_d_keys(q.leftCols(2), e, v.leftCols(2), ones),
+                              reference_d_keys(q.rightCols(2), e, v.rightCols(2), ones))
+                                 .finished()) <= 1e-12);
+    CHECK_THAT(own.d_keys(0, 0), WithinAbs(-0.157, printed));
+    CHECK_THAT(own.d_keys(0, 1), WithinAbs(-0.212, printed));
+    CHECK_THAT(own.d_keys(0, 2), WithinAbs(-0.192, printed));
+    CHECK_THAT(own.d_keys(0, 3), WithinAbs(-0.110, printed));
+    CHECK_THAT(own.d_keys(1, 2), WithinAbs(0.384, printed));
+    CHECK_THAT(own.d_keys(1, 3), WithinAbs(0.221, printed));
+    INFO("try-it dV: each head's own column sums of its weights, 0.439 and 2.122 (head 0), 0.988 and 1.023 (head 1)");
+    CHECK_THAT(own.d_values(0, 0), WithinAbs(0.439, printed));
+    CHECK_THAT(own.d_values(1, 1), WithinAbs(2.122, printed));
+    CHECK_THAT(own.d_values(0, 2), WithinAbs(0.988, printed));
+    CHECK_THAT(own.d_values(1, 3), WithinAbs(1.023, printed));
+}
+
 TEST_CASE("The KV cache in bytes: 2·n_layers·h_kv·w·t·σ, whatever h", "[ch18]")
 {
     INFO("the book's model (chapter 14): 1 layer, h = 4 heads of w = 16, F64 (σ = 8): 2·1·4·16·8 = 1024 bytes a "
@@ -462,8 +528,7 @@ TEST_CASE("Counts and shapes that do not fit are refused, naming the problem and
     INFO("h_kv = 0 is no number of key/value heads");
     CHECK_THROWS_WITH(sa::grouped_query_attention(queries, keys, values, zeros(3, 2), 4, 0, w_o),
                       Contains("grouped_query_attention") && Contains("key/value heads must be at least 1"));
-    CHECK_THROWS_AS(sa::grouped_query_attention(queries, keys, values, zeros(3, 2), 0, 1, w_o),
-                    std::invalid_argument);
+    CHECK_THROWS_AS(sa::grouped_query_attention(queries, keys, values, zeros(3, 2), 0, 1, w_o), std::invalid_argument);
     INFO("3 key/value heads cannot split 4 query heads into equal groups");
     CHECK_THROWS_WITH(sa::grouped_query_attention(queries, keys, values, zeros(3, 2), 4, 3, w_o),
                       Contains("4 query heads do not split into 3 equal groups"));

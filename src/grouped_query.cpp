@@ -196,10 +196,11 @@ MultiHeadGrads grouped_query_backward(const Matrix& queries, const Matrix& keys,
 }
 //< grouped-query-backward
 
-std::size_t kv_cache_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_width, std::size_t positions,
-                           std::size_t bytes_per_number)
+std::uint64_t kv_cache_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_width, std::size_t positions,
+                             std::size_t bytes_per_number)
 {
-    return 2 * layers * kv_heads * head_width * positions * bytes_per_number;  // a key and a value per head
+    // A key and a value per head; every factor widened first, so no product wraps at 32 bits.
+    return std::uint64_t{2} * layers * kv_heads * head_width * positions * bytes_per_number;
 }
 
 }  // namespace sa

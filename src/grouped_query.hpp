@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "matrix.hpp"
 #include "multi_head_backward.hpp"
@@ -129,8 +130,8 @@ namespace sa {
 /// \param head_width \f$ d_k/h \f$, the width of one key (and one value)
 /// \param positions t
 /// \param bytes_per_number \f$ \sigma \f$
-/// \return the bytes
-[[nodiscard]] std::size_t kv_cache_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_width,
-                                         std::size_t positions, std::size_t bytes_per_number);
+/// \return the bytes, in 64 bits wherever std::size_t has 32 (a published model's cache passes 4 GiB)
+[[nodiscard]] std::uint64_t kv_cache_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_width,
+                                           std::size_t positions, std::size_t bytes_per_number);
 
 }  // namespace sa

@@ -504,6 +504,8 @@ TEST_CASE("The KV cache in bytes: 2·n_layers·h_kv·w·t·σ, whatever h", "[ch
     CHECK(sa::kv_cache_bytes(80, 64, 128, 1, 2) == 2621440);
     CHECK(sa::kv_cache_bytes(80, 16, 128, 1, 2) == 655360);
     CHECK(sa::kv_cache_bytes(80, 8, 128, 1, 2) == 327680);
+    INFO("10 GiB does not fit 32 bits: the count is 64 bits wide on every platform, WebAssembly's too");
+    STATIC_REQUIRE(sizeof(sa::kv_cache_bytes(1, 1, 1, 1, 1)) == 8);
     CHECK(sa::kv_cache_bytes(80, 64, 128, 4096, 2) == 10737418240ULL);  // 10 GiB: 10·2^30
     CHECK(sa::kv_cache_bytes(80, 16, 128, 4096, 2) == 2684354560ULL);
     CHECK(sa::kv_cache_bytes(80, 8, 128, 4096, 2) == 1342177280ULL);  // 1.25 GiB

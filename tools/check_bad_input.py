@@ -54,6 +54,12 @@ CASES = [
     ("a negative seed", ["--seed", "-1"], '--seed: expected a whole number from 0 to 2147483647, got "-1"'),
 ]
 
+# With grouped keys, W_K may be narrower than W_Q: here W_Q holds 2 query heads of width 1 and
+# h_kv is 1, so W_K needs 1 column.
+GROUPED_WK_CASE = ("W_K that does not hold h_kv key heads as wide as a query head",
+                   ["--wq", "0,1;1,0", "--wk", "1,0,0;0,1,0"],
+                   "--wk: expected 1 column (h_kv = 1 key head as wide as a query head, d_k/h = 1), got 3")
+
 # The benchmark's own option (shown in its --help): a list of sizes.
 SIZES_CASES = [
     ("sizes that are not numbers", ["--sizes", "abc"], '--sizes: entry 1 of "abc" is "abc"; expected whole numbers'),
@@ -197,6 +203,8 @@ def main():
     # only test the refusal; run_case checks that refusal once, below.
     usage = subprocess.run([args.program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
     cases = [case for case in CASES if f"  {case[1][0].split('=')[0]} " in usage]
+    if "  --kv-heads " in usage:  # grouped keys (chapter 18): W_K holds h_kv heads as wide as a query head
+        cases = [GROUPED_WK_CASE if case[0] == "W_K with a d_k different from W_Q" else case for case in cases]
     if "  --sizes " in usage:
         cases += SIZES_CASES
     cases += [(f"NaN in {option}, a matrix of the program's own", [option, "nan"],

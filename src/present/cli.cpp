@@ -313,15 +313,19 @@ std::vector<std::string> fit_projections(const ProgramInfo& info, const GivenOpt
     if (own_wv) {
         check_rows("--wv", example.w_value, d_model);
     }
-    if (own_wq && own_wk && example.w_key.cols() != example.w_query.cols()) {
+    if (own_wq && own_wk && !info.grouped_keys && example.w_key.cols() != example.w_query.cols()) {
         throw UsageError(fmt::format("--wk: expected {} (d_k, the same as --wq), got {}",
                                      count(example.w_query.cols(), "column"), example.w_key.cols()));
     }
     const bool default_wq_fits = example.w_query.rows() == d_model;
     const std::size_t d_k = own_wq ? example.w_query.cols()
-                            : own_wk ? example.w_key.cols()
+                            : own_wk && !info.grouped_keys ? example.w_key.cols()
                             : default_wq_fits ? example.w_query.cols()
                                               : d_model;
+    // Grouped keys (chapter 18): the default W_K keeps its own width beside the default W_Q; beside
+    // the reader's W_Q it becomes the identity of W_Q's width, one key/value head per query head.
+    const bool default_wk_kept = info.grouped_keys && !own_wq && default_wq_fits && example.w_key.rows() == d_model;
+    const std::size_t key_cols = default_wk_kept ? example.w_key.cols() : d_k;
     const std::size_t d_v = example.w_value.rows() == d_model ? example.w_value.cols() : d_model;
     std::vector<std::string> adapted;
     const auto fit = [&](std::string_view option, std::string_view name, Matrix& matrix, std::size_t cols) {
@@ -336,7 +340,7 @@ std::vector<std::string> fit_projections(const ProgramInfo& info, const GivenOpt
         fit("--wq", "W_Q", example.w_query, d_k);
     }
     if (!own_wk) {
-        fit("--wk", "W_K", example.w_key, d_k);
+        fit("--wk", "W_K", example.w_key, key_cols);
     }
     if (!own_wv) {
         fit("--wv", "W_V", example.w_value, d_v);

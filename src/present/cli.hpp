@@ -82,6 +82,10 @@ struct ProgramInfo {
     /// given to a reader who passes it, e.g. {"--causal", "the scores come before any mask"}.
     std::vector<std::pair<std::string, std::string>> unused_options = {};
     std::vector<ProgramOption> options = {};  ///< the chapter's own options, each with its default
+    /// W_K may be narrower than W_Q (chapter 18: \f$ h_{kv} \f$ key heads for h query heads): --wk
+    /// and --wq need not have the same columns, and the default W_K keeps its width beside the
+    /// default W_Q (beside the reader's --wq it becomes the identity of W_Q's width).
+    bool grouped_keys = false;
     /// The chapter's own options that name a file the program writes, e.g. {"--save", "--speed"}.
     /// run_program() checks each one given, and `--figures DIR`, before the run starts (see
     /// output_problem()), so that a long run is never thrown away for a path it could not write.

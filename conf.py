@@ -17,6 +17,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools"))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tools", "checks"))
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
 import check_markers as snippet_markers  # noqa: E402  (the one reader of the snippet and elision markers)
 
@@ -49,7 +50,7 @@ templates_path = ["docs/_templates"]
 # Code colours that every reader can read: each token's colour has a contrast of at
 # least 4.5:1 (WCAG 2.1 AA) against its listing's background, in light and dark mode.
 # Furo's defaults (tango, native) fall short: tango's strings are 3.3:1 on #f8f8f8.
-# tools/accessibility.py checks the rendered pages against the same threshold.
+# tools/browser/accessibility.py checks the rendered pages against the same threshold.
 pygments_style = "xcode"
 pygments_dark_style = "github-dark"
 
@@ -196,7 +197,7 @@ class BookLiteralInclude(LiteralInclude):
     A listing shows the step the prose explains, not its plumbing: the lines between
     ``//{ what they do`` and ``//}`` (argument checks, error messages) show as the one line
     ``// … what they do (see src/file.cpp)``, while the file stays the real file
-    (tools/check_markers.py reads the elisions and checks them).
+    (tools/checks/check_markers.py reads the elisions and checks them).
 
     A listing that held such a region is the exercise's answer, so it comes folded in a
     ``<details class="solution">`` block: a learner scrolling past does not see it, and
@@ -292,7 +293,7 @@ def add_playground_script(app, pagename, templatename, context, doctree):
 # tools/book.sh prints that path. A reader who opens the book's folder looks for its
 # index.html at the top: one is put there that forwards to the front page at once, with a
 # plain meta refresh and a link (from file:// too, and without JavaScript), so that every
-# browser follows it (tools/check_book_path.py checks both).
+# browser follows it (tools/checks/check_book_path.py checks both).
 FRONT_DOOR = """<!DOCTYPE html>
 <html lang="en">
 <head>

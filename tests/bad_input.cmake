@@ -6,5 +6,5 @@ endif()
 foreach(chapter IN LISTS BOOK_CHAPTERS)
   string(SUBSTRING "${chapter}" 0 2 chapter_number)
   book_test(NAME ch${chapter}.bad-input LABELS "ch${chapter_number};bad-input"
-            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_bad_input.py" --program "$<TARGET_FILE:ch${chapter}>")
+            COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_bad_input.py" --program "$<TARGET_FILE:ch${chapter}>")
 endforeach()

@@ -1,22 +1,22 @@
 # The chapters' own options (chapters 11, 14, 15 and 16): each bad value or file is one line on
 # stderr naming the problem, exit status 2 and nothing on stdout, like every other bad input
-# (tools/check_bad_input.py checks the common options, and every FILE or DIR option for a path it
+# (tools/checks/check_bad_input.py checks the common options, and every FILE or DIR option for a path it
 # cannot use, before the run); a default that no longer fits the reader's numbers is no error but
-# one note line. tools/check_options.py holds the cases, writes each bad file itself into a
-# temporary folder and gives the verdict (tools/one_line_refusal.py).
+# one note line. tools/checks/check_options.py holds the cases, writes each bad file itself into a
+# temporary folder and gives the verdict (tools/checks/one_line_refusal.py).
 if(BOOK_WORKSPACE)
   return()  # a learner's build does not build the programs' checks
 endif()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/tools/check_options.py")
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/tools/checks/check_options.py")
 foreach(program IN ITEMS ch11-gradients ch14-next-character ch15-induction-head ch16-generating-text)
   string(SUBSTRING "${program}" 2 2 chapter)
   if(NOT TARGET ${program} OR (chapter STREQUAL "16" AND NOT TARGET ch16-run))
     continue()  # chapter 16's cases damage the model chapter 14 saves at build time
   endif()
-  execute_process(COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_options.py" --chapter ${chapter} --list
+  execute_process(COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_options.py" --chapter ${chapter} --list
                   OUTPUT_VARIABLE cases RESULT_VARIABLE listed)
   if(NOT listed EQUAL 0)
-    message(FATAL_ERROR "tools/check_options.py --chapter ${chapter} --list failed")
+    message(FATAL_ERROR "tools/checks/check_options.py --chapter ${chapter} --list failed")
   endif()
   set(kind option)
   if(chapter STREQUAL "11")
@@ -31,7 +31,7 @@ foreach(program IN ITEMS ch11-gradients ch14-next-character ch15-induction-head 
       continue()  # no model saved at build time to score (the sanitizer build)
     endif()
     book_test(NAME ${program}.${kind}-${case} LABELS "ch${chapter};bad-input"
-              COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_options.py" --chapter ${chapter}
+              COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_options.py" --chapter ${chapter}
                       --program "$<TARGET_FILE:${program}>" --model "${model}"
                       --case "${case}")
   endforeach()

@@ -13,5 +13,5 @@ endif()
 # in the normal build and 24 to 34 s under the sanitizers on the 2-core machine, and its 120 s
 # limit once ran out there while the grader's builds compiled beside it.
 book_test(NAME support.valid-input LABELS "valid-input" PROPERTIES TIMEOUT 360 COST 300
-          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/check_valid_input.py"
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_valid_input.py"
                   --bin "$<TARGET_FILE_DIR:ch01-projection>")

@@ -25,7 +25,7 @@ if ((${#missing[@]} > 0)); then
   fi
 fi
 
-# axe-core, the accessibility engine of the browser check (tools/accessibility.py), from
+# axe-core, the accessibility engine of the browser check (tools/browser/accessibility.py), from
 # the npm registry, pinned to one version, into tools/node_modules (ignored by git). The
 # check injects the file into each page itself: the book never loads it.
 axe_version="4.10.2"

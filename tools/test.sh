@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command 2: install what is missing, build everything (warnings are errors) and
 # run the whole test suite. After ctest's summary it prints the ten slowest tests
-# and the times of the run (tools/slowest_tests.py, from CTest's JUnit report), so
+# and the times of the run (tools/checks/slowest_tests.py, from CTest's JUnit report), so
 # that a change that slows the suite shows in its own log. The exit status is ctest's.
 # Extra arguments go to ctest, e.g. `bash tools/test.sh -L ch02`.
 set -euo pipefail
@@ -26,7 +26,7 @@ ctest --output-on-failure --no-label-summary --parallel "$(nproc)" --output-juni
 finished=$(now)
 if [[ -f "$junit" ]]; then
   echo
-  /usr/bin/python3 "$root/tools/slowest_tests.py" --junit "$junit" --count 10 \
+  /usr/bin/python3 "$root/tools/checks/slowest_tests.py" --junit "$junit" --count 10 \
     --started "$started" --built "$built" --finished "$finished" || true
 fi
 exit "$status"

@@ -1,6 +1,6 @@
 // The book's own corrections to what the furo theme writes, for readers who use a
 // screen reader or a keyboard. Each one names the upstream behaviour it corrects;
-// tools/accessibility.py checks every page with axe-core after they have run.
+// tools/browser/accessibility.py checks every page with axe-core after they have run.
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -1,6 +1,6 @@
 // The colour contrast of every text on the page, checked here in place of axe-core's
 // color-contrast rule, which composes each element's stack of backgrounds over a grid of the
-// whole page and is the slowest part of the audit (tools/accessibility.py says more).
+// whole page and is the slowest part of the audit (tools/browser/accessibility.py says more).
 //
 // Each element that holds text of its own and is shown, and each form field that shows a
 // value, is looked at in the colour scheme the page is in: its text colour over the colour

@@ -97,7 +97,7 @@ def book_pages(book):
 
 
 # The JavaScript that runs in the pages lives in tools/browser/, one program per file.
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 
 
 def browser_script(name):

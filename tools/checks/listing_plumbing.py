@@ -9,7 +9,7 @@ a thread, an `exception_ptr`, a `catch`, a `join` or a preprocessor branch. It c
 listings a reader sees on the page, and apart from them the exercise solutions folded in
 "Show the solution" blocks, which stay whole: the learner's code has the same checks.
 
-    /usr/bin/python3 tools/listing_plumbing.py --book build/book
+    /usr/bin/python3 tools/checks/listing_plumbing.py --book build/book
 """
 import argparse
 import pathlib

@@ -40,7 +40,7 @@ per problem, naming the page) when
   character, weights that do not sum to 1, or (chapter 14) other weights than the chapter's heatmaps
   of the same verse print;
 * with --axe, axe-core finds an accessibility problem on a page as it opens, or the
-  keyboard walk through chapter 7's panel fails (tools/accessibility.py).
+  keyboard walk through chapter 7's panel fails (tools/browser/accessibility.py).
 
 Two browsers share the work: the phone pass, then the desktop pages the desktop
 pass has not taken yet, the largest first; each page loads once per width.
@@ -55,7 +55,7 @@ while nothing it depended on has changed (PageCache says what that is); the figu
 the search and the front door are checked on every run. --profile prints where each
 page's time went.
 
-    /usr/bin/python3 tools/browser_test.py --book build/book --screenshots build/screenshots
+    /usr/bin/python3 tools/browser/browser_test.py --book build/book --screenshots build/screenshots
 """
 import argparse
 import base64
@@ -75,6 +75,7 @@ import urllib.parse
 import xml.etree.ElementTree as ElementTree
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # tools/, for exercises.py
 import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
 
 PHONE = 390
@@ -129,12 +130,12 @@ STEPPER_STATE = browser_script("stepper_state")
 STEPPER_WALK = browser_script("stepper_walk")
 # Every number chapter 7's stepper shows must be one that these programs print (their output.txt).
 STEPPER_PRINTED_BY = [f"{n:02d}" for n in range(1, 8)]
-DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.]*\d)")  # as tools/check_prose_numbers.py reads a number
+DECIMAL = re.compile(r"(?<![\w.])-?\d+\.\d+(?![\w.]*\d)")  # as tools/checks/check_prose_numbers.py reads a number
 
 
 def printed_numbers(chapters):
     """The decimal numbers, as printed, in the output.txt of the chapters numbered `chapters`, and those files."""
-    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chapters"))
+    root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "chapters"))
     paths = [os.path.join(root, folder, "output.txt") for folder in sorted(os.listdir(root))
              if folder[:2] in chapters and os.path.isfile(os.path.join(root, folder, "output.txt"))]
     found = set()
@@ -232,7 +233,7 @@ def playground_inputs(defaults):
 
 CACHE_FILE = "browser-check.json"  # in the --cache folder
 # What the check itself is made of: a change to any of these redoes every page.
-CHECKER_SOURCES = ["browser_test.py", "browser_session.py", "accessibility.py", "exercises.py"]
+CHECKER_SOURCES = ["browser_test.py", "browser_session.py", "accessibility.py", os.path.join("..", "exercises.py")]
 
 
 def file_digest(path):
@@ -251,7 +252,7 @@ def checker_key(axe_source, programs, solutions):
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
     names = [os.path.join(here, name) for name in CHECKER_SOURCES]
-    names += sorted(os.path.join(SCRIPTS, name) for name in os.listdir(SCRIPTS))
+    names += sorted(os.path.join(SCRIPTS, name) for name in os.listdir(SCRIPTS) if name.endswith(".js"))
     for name in names:
         digest.update(f"{os.path.basename(name)} {file_digest(name)}\n".encode())
     digest.update(hashlib.sha256((axe_source or "no audit").encode()).hexdigest().encode())
@@ -385,7 +386,7 @@ class Check:
         self.opened = {}  # what open() said of the page open now
         self.visit = None  # what the page being checked depends on, and its failures (the cache)
         self.figures = self.shared.figures  # the SVG figures the pages show, checked at the end
-        self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+        self.solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
 
     @contextlib.contextmanager
     def timed(self, part):
@@ -574,7 +575,7 @@ class Check:
 
     def check_accessibility(self, page):
         """With --axe: axe-core on the page as it opened (its panel showing its first result, every answer
-        folded), in the light and the dark colour scheme (tools/accessibility.py), then the page's own scheme."""
+        folded), in the light and the dark colour scheme (tools/browser/accessibility.py), then the page's own scheme."""
         if not self.axe_source:
             return
         with self.timed("accessibility"):
@@ -1503,7 +1504,7 @@ def main():
                         "(default: the bin folder next to the book)")
     parser.add_argument("--time-limit", type=float, default=240, help="seconds for the whole check (default 240)")
     parser.add_argument("--axe", help="axe-core's axe.min.js: audit every page's accessibility as it opens at desktop "
-                        "width (tools/accessibility.py), and walk chapter 7's panel with the keyboard")
+                        "width (tools/browser/accessibility.py), and walk chapter 7's panel with the keyboard")
     parser.add_argument("--browsers", type=int, choices=(1, 2), default=2,
                         help="run the desktop and the phone pass in two browsers at once (2, the default) or in one")
     parser.add_argument("--profile", action="store_true", help="print where each page's time went, part by part")
@@ -1534,7 +1535,7 @@ def main():
     started = time.monotonic()
     with Server(book) as server:
         programs = os.path.abspath(args.programs or os.path.join(book, "..", "bin"))
-        solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+        solutions = solution_bodies(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src"))
         cache = PageCache(args.cache and os.path.abspath(args.cache),
                           checker_key(axe_source, programs, solutions) if args.cache else "", not args.no_cache)
         check = run_checks(book, server.port, os.path.abspath(args.screenshots), started + args.time_limit,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The accessibility check: every page of the built book through axe-core 4.
 
-The browser check (tools/browser_test.py --axe, the test browser.book) runs audit() and
+The browser check (tools/browser/browser_test.py --axe, the test browser.book) runs audit() and
 keyboard_walk() on each page as it opens it; run on its own, this script opens the pages
 itself (--page for one page).
 
@@ -54,7 +54,7 @@ The check fails (exit status 1, one line per problem)
   program; the result is announced through a live region; a refused field is
   marked invalid and described by the error text.
 
-    /usr/bin/python3 tools/accessibility.py --book build/book --axe build/node_modules/axe-core/axe.min.js
+    /usr/bin/python3 tools/browser/accessibility.py --book build/book --axe build/node_modules/axe-core/axe.min.js
 """
 import argparse
 import os

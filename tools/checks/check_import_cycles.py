@@ -2,7 +2,7 @@
 """No module of tools/ imports, directly or through others, a module that imports it back.
 
 A module that needs what another defines imports it; when both need something of each other,
-what they share belongs in a third module that both import (tools/browser_session.py holds
+what they share belongs in a third module that both import (tools/browser/browser_session.py holds
 what the browser check and the accessibility audit share). A circle of imports makes each
 module half-defined while the other loads, and a reader cannot read either alone.
 
@@ -37,6 +37,7 @@ def module_names(tools):
 def imports_of(name, path, modules):
     """The modules of tools/ that the module `name` (at `path`) imports."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    folder = name.rpartition(".")[0] if path.name != "__init__.py" else ""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         targets = []
@@ -51,11 +52,20 @@ def imports_of(name, path, modules):
             # `from package import name` may name a module of the package, or something it defines
             targets = [f"{base}.{alias.name}" if base else alias.name for alias in node.names] + [base]
         for target in targets:
+            # a script's own folder comes first on its path: `import name` in tools/folder/x.py
+            # is tools/folder/name.py where there is one
+            if not node_level(node) and folder and f"{folder}.{target}" in modules:
+                target = f"{folder}.{target}"
             while target and target not in modules:
                 target = target.rpartition(".")[0]  # package.module.thing: the module
             if target and target != name:
                 found.add(target)
     return found
+
+
+def node_level(node):
+    """How many dots a `from ... import` starts with (0 for a plain `import`)."""
+    return getattr(node, "level", 0) or 0
 
 
 def circles(graph):
@@ -84,11 +94,13 @@ def check(tools):
 
 
 def self_test():
-    """The check finds a circle of two through a delayed import and a circle of three in a
-    package's relative imports, and passes a chain without one."""
+    """The check finds a circle of two through a delayed import, a circle of three in a
+    package's relative imports and a circle of two scripts of one folder that import each other
+    by their bare names, and passes a chain without one."""
     with tempfile.TemporaryDirectory() as folder:
         root = pathlib.Path(folder)
         (root / "pkg").mkdir()
+        (root / "browser").mkdir()
         files = {
             "a.py": "import b\n",
             "b.py": "def later():\n    import a\n",
@@ -97,15 +109,19 @@ def self_test():
             "pkg/x.py": "from .y import other\nthing = 1\n",
             "pkg/y.py": "from . import z\nother = 2\n",
             "pkg/z.py": "from pkg import x\n",
+            "browser/s.py": "import t\n",
+            "browser/t.py": "from s import thing\n",
         }
         for name, text in files.items():
             (root / name).write_text(text, encoding="utf-8")
         _, found = check(root)
-        expected = ["a imports b imports a", "pkg.x imports pkg.y imports pkg.z imports pkg.x"]
+        expected = ["a imports b imports a", "browser.s imports browser.t imports browser.s",
+                    "pkg.x imports pkg.y imports pkg.z imports pkg.x"]
         if found != expected:
             return f"self-test: expected {expected}, found {found}"
         (root / "b.py").write_text("import c\n", encoding="utf-8")
         (root / "pkg/z.py").write_text("", encoding="utf-8")
+        (root / "browser/t.py").write_text("import a\n", encoding="utf-8")
         _, found = check(root)
         if found:
             return f"self-test: a chain without a circle gave {found}"

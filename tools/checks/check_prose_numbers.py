@@ -60,7 +60,7 @@ def main():
     for path in args.output:
         with open(path, encoding="utf-8") as handle:
             printed.update(Decimal(value) for value in NUMBER.findall(handle.read()))
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     missing = 0
     checked = 0
     for path in args.prose:

@@ -143,7 +143,7 @@ def main():
         return save(args)
     if not args.expected:
         parser.error("--expected is needed, except with --save")
-    shown = os.path.relpath(args.expected, os.path.join(os.path.dirname(__file__), ".."))
+    shown = os.path.relpath(args.expected, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     try:
         with open(args.expected, "rb") as handle:
             expected = handle.read()

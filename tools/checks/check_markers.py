@@ -30,7 +30,8 @@ import pathlib
 import re
 import sys
 
-import exercises as exercise_markers  # the one reader of the exercise markers
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))  # tools/, for exercises.py
+import exercises as exercise_markers  # noqa: E402  (the one reader of the exercise markers)
 
 MARKER = re.compile(r"^\s*//([<>]) (\S+)\s*$")
 NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")

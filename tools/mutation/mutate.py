@@ -15,7 +15,7 @@ restores the file and prints
 and at the end the score, killed / (killed + survived), leaving out the mutants the list marks
 equivalent (they behave as the book's code does, for a reason the list gives).
 
-The list (default tools/mutants.txt) has one mutant a line, fields separated by " | ":
+The list (default tools/mutation/mutants.txt) has one mutant a line, fields separated by " | ":
 
     NAME | FILE[:LINE] | FROM | TO [| equivalent: WHY]
 
@@ -23,7 +23,7 @@ FROM must occur exactly once in FILE, or on line LINE when it is given. '#' star
 The file is restored even when the script is interrupted; a test program that runs longer than
 ten times its time on the book's code (at least 60 s) is stopped, and its mutant counts as killed.
 
-Usage: tools/mutate.py [--build build] [--list tools/mutants.txt] [--only NAME ...]
+Usage: tools/mutation/mutate.py [--build build] [--list tools/mutation/mutants.txt] [--only NAME ...]
                        [--program test_chNN_... [--test "CASE NAME" ...]]
 """
 import argparse
@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 
 
 class Mutant:

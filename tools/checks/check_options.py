@@ -2,8 +2,8 @@
 """The checks of the chapters' own options (chapters 11, 14, 15 and 16).
 
 Each bad value or file is one line on stderr naming the problem, exit status 2 and nothing
-on stdout, like every other bad input (tools/check_bad_input.py checks the common options
-only); tools/one_line_refusal.py gives the verdict. A default that no longer fits the
+on stdout, like every other bad input (tools/checks/check_bad_input.py checks the common options
+only); tools/checks/one_line_refusal.py gives the verdict. A default that no longer fits the
 reader's numbers is no error: the run succeeds and one note line on stderr says so. The
 script writes each bad file itself into a temporary folder.
 

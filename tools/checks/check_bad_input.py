@@ -61,6 +61,14 @@ GROUPED_WK_CASE = ("W_K that does not hold h_kv key heads as wide as a query hea
                    "--wk: expected 1 column (h_kv = 1 key head as wide as a query head, d_k/h = 1), got 3")
 
 # The benchmark's own option (shown in its --help): a list of sizes.
+# A sliding window and its sinks (chapter 19): each refused before the model is read.
+WINDOW_CASES = [
+    ("a window of 0 keys", ["--window", "0"], '--window: expected a whole number from 1 to 64, got "0"'),
+    ("a rolling cache of 0 positions", ["--cache", "0"], '--cache: expected a whole number from 1 to 127, got "0"'),
+    ("sinks that fill the cache", ["--cache", "8", "--sinks", "1,8"],
+     "--sinks: 8 sinks in a cache of --cache 8; expected each count below the cache"),
+    ("0 sinks", ["--cache", "8", "--sinks", "0,2"], '--sinks: entry 1 of "0,2" is "0"; expected whole numbers from 1'),
+]
 SIZES_CASES = [
     ("sizes that are not numbers", ["--sizes", "abc"], '--sizes: entry 1 of "abc" is "abc"; expected whole numbers'),
     ("a negative size", ["--sizes", "-5"], '--sizes: entry 1 of "-5" is "-5"; expected whole numbers from 1'),
@@ -207,6 +215,8 @@ def main():
         cases = [GROUPED_WK_CASE if case[0] == "W_K with a d_k different from W_Q" else case for case in cases]
     if "  --sizes " in usage:
         cases += SIZES_CASES
+    if "  --sinks " in usage:
+        cases += WINDOW_CASES
     cases += [(f"NaN in {option}, a matrix of the program's own", [option, "nan"],
                f'{option} row 1: "nan": entry 1 is "nan"; expected a finite number') for option in own_matrices(usage)]
     refused = [option for option in ("--causal", "--wv") if f"  {option} " not in usage]

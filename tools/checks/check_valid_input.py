@@ -34,7 +34,14 @@ TRAINS = {"ch14-next-character", "ch15-induction-head"}
 # A program that reads a trained model: the grid gives it one made here by a 1-step training
 # of chapter 14 (so it also runs where the build trained none, under the sanitizers).
 READS_MODEL = {"ch16-generating-text": [[], ["--greedy"], ["--top-k", "1"], ["--temperature", "0.5", "--top-k", "5"],
-                                        ["--prompt", "In the beginning", "--length", "5"], ["--uncropped", "--length", "70"]]}
+                                        ["--prompt", "In the beginning", "--length", "5"], ["--uncropped", "--length", "70"]],
+               # Chapter 19's held-out windows take seconds each: the grid reads one or two, or none
+               # where it varies the worked example.
+               "ch19-window-and-sinks": [["--windows", "1"], ["--windows", "2", "--cache", "8", "--sinks", "1,7"],
+                                         ["--windows", "1", "--cache", "2", "--sinks", "1"],
+                                         ["--windows", "0", "--window", "1"], ["--windows", "0", "--window", "64"],
+                                         ["--windows", "0", "--embeddings", "1,0,2;0,1,1;1,1,0;2,0,1"],
+                                         ["--windows", "0", "--tokens", "A", "--embeddings", "1,2"]]}
 
 
 def matrix(rows, cols, salt=0):

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attention.hpp"
+#include "bench.hpp"
 #include "example.hpp"
 #include "dense.hpp"
 #include "fast_attention.hpp"
@@ -28,7 +29,6 @@
 #include "softmax.hpp"
 #include "svg.hpp"
 #include "tiled.hpp"
-#include "timing.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
@@ -639,14 +639,14 @@ TEST_CASE("agree, behind chapter 13's \"true\": one entry off anywhere, row 0 an
     CHECK_FALSE(sa::agree(sa::Matrix{{infinity, 1.0}}, sa::Matrix{{-infinity, 1.0}}, 1.0));
 }
 
-// ---- The benchmark on a shared machine (chapters/13-at-scale/timing.hpp), on synthetic
+// ---- The benchmark on a shared machine (src/present/bench.hpp), on synthetic
 // timings: a scripted clock, never real time.
 namespace {
 
 // A clock that moves only when a method tells it to: run m of method i takes durations[i][m].
 struct ScriptedClock {
-    bench::Stamp now = {};
-    bench::Stamp operator()() const { return now; }
+    sa::bench::Stamp now = {};
+    sa::bench::Stamp operator()() const { return now; }
 };
 
 }  // namespace
@@ -668,7 +668,7 @@ TEST_CASE("The benchmark's methods run interleaved, round by round, each timed o
             clock.now.cpu += seconds / 2.0;
         });
     }
-    const std::vector<bench::Runs> runs = bench::time_interleaved(methods, {3, 1, 2}, [&] { return clock(); }, [&] { ++idle; });
+    const std::vector<sa::bench::Runs> runs = sa::bench::time_interleaved(methods, {3, 1, 2}, [&] { return clock(); }, [&] { ++idle; });
     INFO("round 0 runs all three, round 1 the two with runs left, round 2 method 0 alone");
     CHECK(order == std::vector<int>{0, 1, 2, 0, 2, 0});
     INFO("the pause for the libraries' threads comes after every run, outside its time: 6 runs");
@@ -679,8 +679,8 @@ TEST_CASE("The benchmark's methods run interleaved, round by round, each timed o
     CHECK(runs[2].wall == std::vector<double>{21.0, 22.0});
     CHECK(runs[2].cpu == std::vector<double>{10.5, 11.0});
     INFO("the minimum of the runs is the estimate; no runs give infinity, never a made-up time");
-    CHECK(bench::minimum({3.0, 1.0, 2.0}) == 1.0);
-    CHECK(bench::minimum({}) == infinity);
+    CHECK(sa::bench::minimum({3.0, 1.0, 2.0}) == 1.0);
+    CHECK(sa::bench::minimum({}) == infinity);
 }
 
 TEST_CASE("The speed figure draws a ratio of minima only if two rounds bear it out", "[ch13][support]")
@@ -689,20 +689,20 @@ TEST_CASE("The speed figure draws a ratio of minima only if two rounds bear it o
     {
         // minimum {2, 2.1, 9} = 2 over minimum {1, 1, 1} = 1: 2. Within a factor of 1.5 of 2
         // (from 4/3 to 3): the rounds' ratios 2 and 2.1; the third round was disturbed.
-        const bench::Agreement steady = bench::agreement({2.0, 2.1, 9.0}, {1.0, 1.0, 1.0}, 1.5);
+        const sa::bench::Agreement steady = sa::bench::agreement({2.0, 2.1, 9.0}, {1.0, 1.0, 1.0}, 1.5);
         CHECK(steady.rounds == 3);
         CHECK(steady.drawn == 2.0);
         CHECK(steady.matching == 2);
-        CHECK(bench::check_ratios(512, {{"A / B", steady}}, 1.5).drawn);
+        CHECK(sa::bench::check_ratios(512, {{"A / B", steady}}, 1.5).drawn);
     }
     SECTION("a loaded machine: each minimum from another round gives a ratio no round saw")
     {
         // minimum {2, 6, 1} = 1 over minimum {1, 1, 2} = 1: a ratio of 1, while the rounds
         // gave 2, 6 and 0.5, none within a factor of 1.5 of 1 (from 2/3 to 1.5).
-        const bench::Agreement loaded = bench::agreement({2.0, 6.0, 1.0}, {1.0, 1.0, 2.0}, 1.5);
+        const sa::bench::Agreement loaded = sa::bench::agreement({2.0, 6.0, 1.0}, {1.0, 1.0, 2.0}, 1.5);
         CHECK(loaded.drawn == 1.0);
         CHECK(loaded.matching == 0);
-        const bench::Verdict verdict = bench::check_ratios(1024, {{"A / B", loaded}}, 1.5);
+        const sa::bench::Verdict verdict = sa::bench::check_ratios(1024, {{"A / B", loaded}}, 1.5);
         CHECK_FALSE(verdict.drawn);
         INFO("the figure says why, in words a reader can check: " << verdict.note);
         CHECK_THAT(verdict.note, Contains("n = 1024") && Contains("A / B") && Contains("0 of 3 rounds") &&
@@ -710,12 +710,12 @@ TEST_CASE("The speed figure draws a ratio of minima only if two rounds bear it o
     }
     SECTION("one round alone is never enough, and every ratio must pass")
     {
-        const bench::Agreement once = bench::agreement({2.0}, {1.0}, 1.5);
+        const sa::bench::Agreement once = sa::bench::agreement({2.0}, {1.0}, 1.5);
         CHECK(once.matching == 1);
-        const bench::Agreement steady = bench::agreement({2.0, 2.0}, {1.0, 1.0}, 1.5);
-        CHECK_FALSE(bench::check_ratios(64, {{"A / B", once}}, 1.5).drawn);
-        CHECK_FALSE(bench::check_ratios(64, {{"A / C", steady}, {"A / B", once}}, 1.5).drawn);
-        CHECK(bench::check_ratios(64, {{"A / C", steady}, {"A / B", steady}}, 1.5).drawn);
+        const sa::bench::Agreement steady = sa::bench::agreement({2.0, 2.0}, {1.0, 1.0}, 1.5);
+        CHECK_FALSE(sa::bench::check_ratios(64, {{"A / B", once}}, 1.5).drawn);
+        CHECK_FALSE(sa::bench::check_ratios(64, {{"A / C", steady}, {"A / B", once}}, 1.5).drawn);
+        CHECK(sa::bench::check_ratios(64, {{"A / C", steady}, {"A / B", steady}}, 1.5).drawn);
     }
 }
 
@@ -723,12 +723,12 @@ TEST_CASE("The speed figure leaves out a size whose peak loop ran well below its
           "[ch13][support]")
 {
     INFO("200 GFLOP/s against a fastest of 250: 1.25 times slower, within a factor of 1.5, drawn");
-    CHECK(bench::check_peak(1024, 200.0, 250.0, 1.5).drawn);
-    CHECK(bench::check_peak(1024, 250.0, 250.0, 1.5).drawn);
+    CHECK(sa::bench::check_peak(1024, 200.0, 250.0, 1.5).drawn);
+    CHECK(sa::bench::check_peak(1024, 250.0, 250.0, 1.5).drawn);
     INFO("exactly 1.5 times slower is still within the factor");
-    CHECK(bench::check_peak(1024, 100.0, 150.0, 1.5).drawn);
+    CHECK(sa::bench::check_peak(1024, 100.0, 150.0, 1.5).drawn);
     INFO("85 against 230: 2.7 times slower, as at n = 512 of a run made while a build compiled beside it");
-    const bench::Verdict busy = bench::check_peak(512, 85.0, 230.0, 1.5);
+    const sa::bench::Verdict busy = sa::bench::check_peak(512, 85.0, 230.0, 1.5);
     CHECK_FALSE(busy.drawn);
     INFO("the note: " << busy.note);
     CHECK_THAT(busy.note, Contains("n = 512 not drawn") && Contains("85 GFLOP/s") && Contains("2.7 times slower") &&
@@ -739,12 +739,12 @@ TEST_CASE("The load average is read from the system's file, or said to be missin
 {
     const std::string path = "ch13_loadavg_test.txt";
     std::ofstream(path) << "0.52 0.58 0.59 1/123 4567\n";
-    CHECK(bench::load_average_text(path) == "0.52");
+    CHECK(sa::bench::load_average_text(path) == "0.52");
     std::ofstream(path) << "busy\n";
-    CHECK(bench::load_average_text(path) == "not reported by this system");
+    CHECK(sa::bench::load_average_text(path) == "not reported by this system");
     std::remove(path.c_str());
     INFO("no such file, as in WebAssembly: a sentence, not a number");
-    CHECK(bench::load_average_text(path) == "not reported by this system");
+    CHECK(sa::bench::load_average_text(path) == "not reported by this system");
 }
 
 TEST_CASE("A figure's notes go under it: the document grows a line per note, the text escaped", "[ch13][support]")
@@ -752,7 +752,7 @@ TEST_CASE("A figure's notes go under it: the document grows a line per note, the
     sa::LinePlot plot{"speed", "n", "GFLOP/s"};
     plot.series.push_back(sa::Series{"tiled kernel", {256.0, 512.0}, {1.0, 2.0}});
     const std::string svg = sa::line_plot_svg(plot);
-    const std::string noted = bench::with_notes(svg, {"load average: 1.25", "n < 512 & more"});
+    const std::string noted = sa::bench::with_notes(svg, {"load average: 1.25", "n < 512 & more"});
     const auto number_after = [](const std::string& text, const std::string& key) {
         const std::size_t start = text.find(key) + key.size();
         return std::stod(text.substr(start, text.find('"', start) - start));
@@ -763,12 +763,12 @@ TEST_CASE("A figure's notes go under it: the document grows a line per note, the
     CHECK_THAT(noted, Contains(fmt::format("viewBox=\"0 0 {:.2f} {:.2f}\"", number_after(svg, " width=\""), height + 40.0)));
     CHECK_THAT(noted, Contains(">load average: 1.25</text>") && Contains(">n &lt; 512 &amp; more</text>"));
     INFO("a note wider than the figure wraps at a space, onto an indented line");
-    const std::string wrapped = bench::with_notes(svg, {std::string(60, 'a') + " " + std::string(60, 'b')});
+    const std::string wrapped = sa::bench::with_notes(svg, {std::string(60, 'a') + " " + std::string(60, 'b')});
     CHECK(number_after(wrapped, " height=\"") == height + 40.0);
     CHECK_THAT(wrapped, Contains(">" + std::string(60, 'a') + "</text>") && Contains(">    " + std::string(60, 'b') + "</text>"));
     CHECK(noted.substr(noted.size() - 7) == "</svg>\n");
     INFO("a figure with nothing to draw is its title and its notes");
-    const std::string empty = bench::with_notes(bench::text_only_svg("speed"), {"not drawn"});
+    const std::string empty = sa::bench::with_notes(sa::bench::text_only_svg("speed"), {"not drawn"});
     CHECK(number_after(empty, " height=\"") == 40.0 + 22.0);
     CHECK_THAT(empty, Contains(">speed</text>") && Contains(">not drawn</text>"));
 }
@@ -796,10 +796,10 @@ TEST_CASE("A training step's operations: its products listed one by one, forward
         listed += 3.0 * 2.0 * static_cast<double>(product.m * product.k * product.n * product.count);
     }
     CHECK(listed == 3888.0);
-    CHECK(bench::training_step_operations(shape, windows) == 3888.0);
+    CHECK(sa::bench::training_step_operations(shape, windows) == 3888.0);
     INFO("chapter 15's step: N = 1024, d = 64, W = 64, V = 63, 2 layers: "
          "3·(2·(8·1024·64² + 4·1024·64·64) + 2·1024·64·63) = 326 762 496");
-    CHECK(bench::training_step_operations({63, 64, 4, 2, 64}, 16) == 326762496.0);
+    CHECK(sa::bench::training_step_operations({63, 64, 4, 2, 64}, 16) == 326762496.0);
 }
 
 namespace {

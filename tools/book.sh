@@ -14,9 +14,11 @@ for output in "$build"/outputs/*/output.txt; do
   echo "===== ch$chapter ====="
   cat "$output"
 done
-if [[ -f "$build/figures/13-at-scale-benchmark.txt" ]]; then
-  echo "===== ch13-benchmark --quick (the full benchmark: $build/bin/ch13-benchmark) ====="
-  cat "$build/figures/13-at-scale-benchmark.txt"
-fi
+for measured in kernels decoding training; do
+  if [[ -f "$build/figures/13-at-scale-benchmark-$measured.txt" ]]; then
+    echo "===== ch13-benchmark-$measured --quick (the full run: $build/bin/ch13-benchmark-$measured) ====="
+    cat "$build/figures/13-at-scale-benchmark-$measured.txt"
+  fi
+done
 echo
 echo "The book: $build/book/docs/index.html"

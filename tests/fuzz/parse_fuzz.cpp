@@ -46,7 +46,7 @@ std::vector<sa::ProgramInfo> programs()
     wide.w_query = sa::Matrix{{1, 0}, {0, 1}, {1, 1}};
     wide.w_key = sa::Matrix{{0, 1}, {1, 0}, {1, 1}};
     wide.w_value = sa::Matrix{{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}};
-    // The benchmark's kind (chapters/13-at-scale/benchmark.cpp): flags of its own, a list of
+    // The benchmarks' kind (chapters/13-at-scale/benchmark_kernels.cpp): flags of their own, a list of
     // sizes, none of the example's options, and a default fitted to the reader's numbers.
     sa::ProgramInfo tool{"tool", "flags and a list of its own", sa::mouse_eats_cheese()};
     tool.unused_options = {{"--tokens", "no example"}, {"--embeddings", "no example"}, {"--wq", "no example"}};

@@ -60,7 +60,6 @@ GROUPED_WK_CASE = ("W_K that does not hold h_kv key heads as wide as a query hea
                    ["--wq", "0,1;1,0", "--wk", "1,0,0;0,1,0"],
                    "--wk: expected 1 column (h_kv = 1 key head as wide as a query head, d_k/h = 1), got 3")
 
-# The benchmark's own option (shown in its --help): a list of sizes.
 # A sliding window and its sinks (chapter 19): each refused before the model is read.
 WINDOW_CASES = [
     ("a window of 0 keys", ["--window", "0"], '--window: expected a whole number from 1 to 64, got "0"'),
@@ -69,6 +68,7 @@ WINDOW_CASES = [
      "--sinks: 8 sinks in a cache of --cache 8; expected each count below the cache"),
     ("0 sinks", ["--cache", "8", "--sinks", "0,2"], '--sinks: entry 1 of "0,2" is "0"; expected whole numbers from 1'),
 ]
+# The kernels' benchmark's own option (shown in its --help): a list of sizes.
 SIZES_CASES = [
     ("sizes that are not numbers", ["--sizes", "abc"], '--sizes: entry 1 of "abc" is "abc"; expected whole numbers'),
     ("a negative size", ["--sizes", "-5"], '--sizes: entry 1 of "-5" is "-5"; expected whole numbers from 1'),
@@ -76,8 +76,9 @@ SIZES_CASES = [
     ("an empty size", ["--sizes", "512,,1024"], '--sizes: entry 2 of "512,,1024" is empty'),
     ("sizes missing their value", ["--sizes"], "--sizes: missing value"),
     ("sizes followed by a flag", ["--sizes", "--smoke"], "--sizes: missing value"),
-    ("two short runs at once", ["--smoke", "--quick"], "--smoke and --quick: choose one"),
 ]
+# Every benchmark's two short runs (shown in its --help): one at a time.
+SHORT_RUN_CASES = [("two short runs at once", ["--smoke", "--quick"], "--smoke and --quick: choose one")]
 
 # The longest run a program offers, added to its file cases: a bad path must be refused before
 # the run, never after it (issue 37: a bad --save was reported after the whole training).
@@ -217,6 +218,8 @@ def main():
         cases += SIZES_CASES
     if "  --sinks " in usage:
         cases += WINDOW_CASES
+    if "  --smoke " in usage and "  --quick " in usage:
+        cases += SHORT_RUN_CASES
     cases += [(f"NaN in {option}, a matrix of the program's own", [option, "nan"],
                f'{option} row 1: "nan": entry 1 is "nan"; expected a finite number') for option in own_matrices(usage)]
     refused = [option for option in ("--causal", "--wv") if f"  {option} " not in usage]

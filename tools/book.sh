@@ -14,6 +14,12 @@ for output in "$build"/outputs/*/output.txt; do
   echo "===== ch$chapter ====="
   cat "$output"
 done
+# A chapter's other programs (chapter 18's ch18-trained: outputs/18-grouped-queries/trained-output.txt).
+for output in "$build"/outputs/*/*-output.txt; do
+  [[ "$(basename "$output")" == try-output.txt ]] && continue
+  echo "===== ch$(basename "$(dirname "$output")" | cut -c1-2)-$(basename "$output" -output.txt) ====="
+  cat "$output"
+done
 if [[ -f "$build/figures/13-at-scale-benchmark.txt" ]]; then
   echo "===== ch13-benchmark --quick (the full benchmark: $build/bin/ch13-benchmark) ====="
   cat "$build/figures/13-at-scale-benchmark.txt"

@@ -237,6 +237,7 @@ Matrix replaced_layer_forward(const AttentionLayer& layer, const Matrix& input, 
 ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window,
                              const HeadAblation& ablation)
 {
+    require_own_kv_heads(model.shape, "ablated_forward");
     const std::size_t width = model.shape.width / std::max<std::size_t>(model.shape.heads, 1);
     if (ablation.layer >= model.layers.size() || ablation.head >= model.shape.heads ||
         (!ablation.replacement.empty() && ablation.replacement.size() != width)) {
@@ -313,6 +314,7 @@ ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<
                                   std::size_t window, const HeadAblation& ablation, Path path)
 {
     //{ checks the head, its layer and the windows
+    require_own_kv_heads(model.shape, "path_ablated_forward");
     const std::size_t width = model.shape.width / std::max<std::size_t>(model.shape.heads, 1);
     if (ablation.layer + 1 >= model.layers.size() || ablation.head >= model.shape.heads || window == 0 ||
         tokens.size() % window != 0 || (!ablation.replacement.empty() && ablation.replacement.size() != width)) {
@@ -452,6 +454,7 @@ namespace {
 
 void check_head(const LanguageModel& model, std::size_t layer, std::size_t head, const char* name)
 {
+    require_own_kv_heads(model.shape, name);
     if (layer >= model.layers.size() || head >= model.shape.heads) {
         throw std::invalid_argument(fmt::format("{}: head {} of layer {}; the model has {} layers of {} heads", name,
                                                 head, layer, model.layers.size(), model.shape.heads));
@@ -499,6 +502,9 @@ Matrix ov_circuit(const LanguageModel& model, std::size_t layer, std::size_t hea
 //> path-logits
 PathLogits path_logits(const LanguageModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
 {
+    //{ refuses a model whose query heads share key/value heads
+    require_own_kv_heads(model.shape, "path_logits");
+    //}
     if (model.layers.size() != 1) {
         throw std::invalid_argument(fmt::format("path_logits: a model of {} layers; the paths are cut for one layer",
                                                 model.layers.size()));

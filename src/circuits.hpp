@@ -148,7 +148,7 @@ struct HeadAblation {
 /// \param layer the layer, from 0
 /// \param head the head, from 0
 /// \return d/h means
-/// \throws std::invalid_argument if the layer or head does not exist
+/// \throws std::invalid_argument if the layer or head does not exist, or its query heads share key/value heads
 [[nodiscard]] std::vector<double> mean_head_output(const LanguageModel& model, const Batch& batch, std::size_t layer,
                                                    std::size_t head);
 
@@ -174,7 +174,8 @@ struct HeadAblation {
 /// \param window the rows of each window
 /// \param ablation the head to zero or replace
 /// \return the trace
-/// \throws std::invalid_argument if the layer or head does not exist, or a replacement is not d/h long
+/// \throws std::invalid_argument if the layer or head does not exist, or a replacement is not d/h long,
+///         or its query heads share key/value heads
 [[nodiscard]] ForwardTrace ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                            std::size_t window, const HeadAblation& ablation);
 
@@ -204,7 +205,8 @@ enum class Path {
 /// \param path the one input of the next layer that goes without it
 /// \return the trace
 /// \throws std::invalid_argument if the head does not exist, its layer is the last, the
-///         tokens are not whole windows, or a replacement is not d/h long
+///         tokens are not whole windows, a replacement is not d/h long, or the model's query heads
+///         share key/value heads
 [[nodiscard]] ForwardTrace path_ablated_forward(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                                 std::size_t window, const HeadAblation& ablation, Path path);
 
@@ -260,7 +262,7 @@ struct CopyScores {
 /// \param layer the layer, from 0
 /// \param head the head, from 0
 /// \return the table, one row per character attended to, one column per logit
-/// \throws std::invalid_argument if the layer or head does not exist
+/// \throws std::invalid_argument if the layer or head does not exist, or its query heads share key/value heads
 [[nodiscard]] Matrix ov_circuit(const LanguageModel& model, std::size_t layer, std::size_t head);
 
 /// \brief A one-layer model's logits cut into Elhage et al.'s paths, exact without LayerNorm or
@@ -277,7 +279,7 @@ struct PathLogits {
 /// \param tokens the input tokens, windows of \p window one after another
 /// \param window the rows of each window
 /// \return the direct path and one term per head
-/// \throws std::invalid_argument if the model has more than one layer
+/// \throws std::invalid_argument if the model has more than one layer, or its query heads share key/value heads
 [[nodiscard]] PathLogits path_logits(const LanguageModel& model, const std::vector<std::size_t>& tokens,
                                      std::size_t window);
 

@@ -99,6 +99,7 @@ void rotate_rows(Matrix& rows, std::size_t heads)
 
 GenerationCache empty_cache(const LanguageModel& model)
 {
+    require_own_kv_heads(model.shape, "empty_cache");
     const std::size_t head_dim = model.shape.width / model.shape.heads;
     KvCache head;
     head.key_dim = head_dim;

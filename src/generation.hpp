@@ -24,6 +24,8 @@ struct GenerationCache {
 /// \brief An empty cache for a model: one KvCache of width d/h per layer and head.
 /// \param model the model
 /// \return the cache, length 0
+/// \throws std::invalid_argument if the model's query heads share key/value heads (chapter 18): this
+///         cache holds one key/value head per query head (require_own_kv_heads())
 [[nodiscard]] GenerationCache empty_cache(const LanguageModel& model);
 
 /// \brief What one decoding step returns.

@@ -203,4 +203,55 @@ std::uint64_t kv_cache_bytes(std::size_t layers, std::size_t kv_heads, std::size
     return std::uint64_t{2} * layers * kv_heads * head_width * positions * bytes_per_number;
 }
 
+namespace {
+
+// Each group of g = columns/(kv_heads·width) heads of `weights` (width columns each) averaged into one.
+Matrix pooled_heads(const Matrix& weights, std::size_t kv_heads, std::size_t width)
+{
+    const std::size_t group = weights.cols() / width / kv_heads;
+    Matrix pooled(weights.rows(), kv_heads * width, 0.0);
+    for (std::size_t head = 0; head < kv_heads * group; ++head) {  // in the order of the old heads
+        for (std::size_t r = 0; r < weights.rows(); ++r) {
+            for (std::size_t c = 0; c < width; ++c) {
+                double& sum = pooled(r, (head / group) * width + c);
+                sum = head % group == 0 ? weights(r, head * width + c) : sum + weights(r, head * width + c);
+            }
+        }
+    }
+    for (std::size_t i = 0; i < pooled.rows() * pooled.cols(); ++i) {
+        pooled.data()[i] /= static_cast<double>(group);
+    }
+    return pooled;
+}
+
+}  // namespace
+
+//> mean-pooled-model
+LanguageModel mean_pooled_model(const LanguageModel& model, std::size_t kv_heads)
+{
+    //{ checks that h_kv divides the model's key/value heads
+    const std::size_t old_kv_heads = kv_head_count(model.shape);
+    if (kv_heads == 0) {
+        throw std::invalid_argument("mean_pooled_model: the number of key/value heads must be at least 1");
+    }
+    if (old_kv_heads % kv_heads != 0) {
+        throw std::invalid_argument(fmt::format("mean_pooled_model: {} key/value heads do not pool into {} equal "
+                                                "groups; h_kv must divide them",
+                                                old_kv_heads, kv_heads));
+    }
+    //}
+    if (kv_heads == old_kv_heads) {
+        return model;  // every group is one head: its mean is itself
+    }
+    const std::size_t width = model.shape.width / model.shape.heads;  // d/h, one head
+    LanguageModel pooled = model;
+    pooled.shape.kv_heads = kv_heads;
+    for (AttentionLayer& layer : pooled.layers) {
+        layer.w_key = pooled_heads(layer.w_key, kv_heads, width);  // each group's mean
+        layer.w_value = pooled_heads(layer.w_value, kv_heads, width);
+    }
+    return pooled;
+}
+//< mean-pooled-model
+
 }  // namespace sa

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "language_model.hpp"
 #include "matrix.hpp"
 #include "multi_head_backward.hpp"
 
@@ -133,5 +134,25 @@ namespace sa {
 /// \return the bytes, in 64 bits wherever std::size_t has 32 (a published model's cache passes 4 GiB)
 [[nodiscard]] std::uint64_t kv_cache_bytes(std::size_t layers, std::size_t kv_heads, std::size_t head_width,
                                            std::size_t positions, std::size_t bytes_per_number);
+
+/// \brief A trained model converted to fewer key/value heads by mean pooling (Ainslie et al.
+///        2023, the start of their "uptraining"): each new key head is the mean of the key heads
+///        of its group, and each new value head likewise.
+///
+/// New head b of W_K averages the model's key heads \f$ b\,g \f$ to \f$ (b+1)\,g - 1 \f$, with
+/// \f$ g = h^{old}_{kv} / h_{kv} \f$: \f$ W_K^{(b)} = \frac{1}{g} \sum_{j=0}^{g-1} W_K^{(b g + j)} \f$,
+/// summed in the order of the heads, then divided by g; the same for W_V. Every other matrix is
+/// copied. Query head a then reads the mean of the key heads that query heads of its group read
+/// before, the grouping of kv_head_of(). With \f$ h_{kv} \f$ equal to the model's own count the
+/// model is returned unchanged, bit for bit.
+///
+/// Shapes: W_K and W_V go from d×(\f$ h^{old}_{kv} \f$ d/h) to d×(\f$ h_{kv} \f$ d/h).
+/// \param model the model, e.g. trained with a key/value head per query head
+/// \param kv_heads \f$ h_{kv} \f$, at least 1, a divisor of the model's key/value heads
+/// \return the model with \f$ h_{kv} \f$ key/value heads (ModelShape::kv_heads set)
+/// \throws std::invalid_argument if \f$ h_{kv} \f$ is 0 or does not divide the model's key/value
+///         heads; the message names mean_pooled_model and the counts, e.g. "the number of key/value
+///         heads must be at least 1", "4 key/value heads do not pool into 3 equal groups"
+[[nodiscard]] LanguageModel mean_pooled_model(const LanguageModel& model, std::size_t kv_heads);
 
 }  // namespace sa

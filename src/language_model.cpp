@@ -146,9 +146,34 @@ void check_shape(const ModelShape& shape)
                                                 "(rotary pairs)",
                                                 shape.vocabulary, shape.width, shape.heads, shape.context));
     }
+    if (shape.heads % kv_head_count(shape) != 0) {
+        throw std::invalid_argument(fmt::format("language model: h = {} query heads do not split into h_kv = {} "
+                                                "equal groups; h_kv must divide h",
+                                                shape.heads, kv_head_count(shape)));
+    }
+}
+
+// The columns of W_K and of W_V: h_kv heads of width d/h.
+std::size_t kv_width(const ModelShape& shape)
+{
+    return kv_head_count(shape) * (shape.width / shape.heads);
 }
 
 }  // namespace
+
+std::size_t kv_head_count(const ModelShape& shape)
+{
+    return shape.kv_heads == 0 ? shape.heads : shape.kv_heads;
+}
+
+void require_own_kv_heads(const ModelShape& shape, const std::string& step)
+{
+    if (kv_head_count(shape) != shape.heads) {
+        throw std::invalid_argument(fmt::format("{}: the model's {} query heads share {} key/value heads; this step "
+                                                "needs one key/value head per query head",
+                                                step, shape.heads, kv_head_count(shape)));
+    }
+}
 
 LanguageModel random_model(const ModelShape& shape, SplitMix64& generator)
 {
@@ -159,8 +184,8 @@ LanguageModel random_model(const ModelShape& shape, SplitMix64& generator)
     for (std::size_t l = 0; l < shape.layers; ++l) {
         AttentionLayer layer;
         layer.w_query = scaled_random(d, d, spread, generator);
-        layer.w_key = scaled_random(d, d, spread, generator);
-        layer.w_value = scaled_random(d, d, spread, generator);
+        layer.w_key = scaled_random(d, kv_width(shape), spread, generator);
+        layer.w_value = scaled_random(d, kv_width(shape), spread, generator);
         layer.w_out = scaled_random(d, d, spread, generator);
         model.layers.push_back(layer);
     }
@@ -173,7 +198,7 @@ LanguageModel zero_model(const ModelShape& shape)
     const std::size_t d = shape.width;
     LanguageModel model{shape, Matrix(shape.vocabulary, d), {}, Matrix(d, shape.vocabulary)};
     for (std::size_t l = 0; l < shape.layers; ++l) {
-        model.layers.push_back({Matrix(d, d), Matrix(d, d), Matrix(d, d), Matrix(d, d)});
+        model.layers.push_back({Matrix(d, d), Matrix(d, kv_width(shape)), Matrix(d, kv_width(shape)), Matrix(d, d)});
     }
     return model;
 }
@@ -190,8 +215,8 @@ std::vector<Matrix*> parameters(LanguageModel& model)
 
 std::size_t parameter_count(const ModelShape& shape)
 {
-    return shape.vocabulary * shape.width + shape.layers * 4 * shape.width * shape.width +
-           shape.width * shape.vocabulary;
+    const std::size_t per_layer = 2 * shape.width * shape.width + 2 * shape.width * kv_width(shape);
+    return shape.vocabulary * shape.width + shape.layers * per_layer + shape.width * shape.vocabulary;
 }
 
 std::vector<std::string> parameter_names(const ModelShape& shape)
@@ -205,6 +230,54 @@ std::vector<std::string> parameter_names(const ModelShape& shape)
     names.emplace_back("unembedding");
     return names;
 }
+
+namespace {
+
+// Query head a's columns of a matrix of h heads side by side hold key/value head ⌊a h_kv / h⌋ of
+// `shared`, which has h_kv heads of the same width: chapter 18's repeat_kv_heads(), kept here so
+// that the model needs nothing of chapter 18's steps (nor its exercise) when h_kv = h.
+Matrix repeated_heads(const Matrix& shared, std::size_t kv_heads, std::size_t heads)
+{
+    const std::size_t width = shared.cols() / kv_heads;
+    Matrix repeated(shared.rows(), heads * width);
+    for (std::size_t r = 0; r < shared.rows(); ++r) {
+        for (std::size_t a = 0; a < heads; ++a) {
+            const double* from = shared.data() + r * shared.cols() + (a / (heads / kv_heads)) * width;
+            std::copy(from, from + width, repeated.data() + r * repeated.cols() + a * width);
+        }
+    }
+    return repeated;
+}
+
+// Its backward: each key/value head's gradient is the sum of its copies', added in the order of
+// the query heads (chapter 18's sum_kv_heads()).
+Matrix summed_heads(const Matrix& repeated, std::size_t kv_heads, std::size_t heads)
+{
+    const std::size_t width = repeated.cols() / heads;
+    Matrix summed(repeated.rows(), kv_heads * width, 0.0);
+    for (std::size_t r = 0; r < repeated.rows(); ++r) {
+        for (std::size_t a = 0; a < heads; ++a) {
+            const double* from = repeated.data() + r * repeated.cols() + a * width;
+            double* to = summed.data() + r * summed.cols() + (a / (heads / kv_heads)) * width;
+            for (std::size_t c = 0; c < width; ++c) {
+                to[c] += from[c];
+            }
+        }
+    }
+    return summed;
+}
+
+// K and V of h_kv < h heads (W_K and W_V of chapter 18) become h heads, one per query head.
+void repeat_shared_heads(std::size_t heads, LayerTrace& t)
+{
+    const std::size_t kv_heads = t.keys.cols() / (t.queries.cols() / heads);
+    if (kv_heads != heads) {
+        t.keys = repeated_heads(t.keys, kv_heads, heads);
+        t.values = repeated_heads(t.values, kv_heads, heads);
+    }
+}
+
+}  // namespace
 
 //> layer-forward
 namespace {
@@ -220,6 +293,9 @@ void layer_pass(const AttentionLayer& layer, LayerTrace& t, std::size_t heads, s
     multiply_into(input, layer.w_query, t.queries);
     multiply_into(input, layer.w_key, t.keys);
     multiply_into(input, layer.w_value, t.values);
+    //{ with h_kv < h key/value heads (chapter 18), repeats each once per query head of its group
+    repeat_shared_heads(heads, t);
+    //}
     rotate(t.queries, heads, window, table, false);
     rotate(t.keys, heads, window, table, false);
     if (t.weights.size() != input.rows() * window * heads) {
@@ -286,6 +362,11 @@ void layer_backward(const AttentionLayer& layer, const LayerTrace& t, std::size_
     const RotaryTable& table = rotary_table_for(b.table, window, t.input.cols() / heads);
     rotate(b.d_queries, heads, window, table, true);
     rotate(b.d_keys, heads, window, table, true);
+    const std::size_t kv_heads = layer.w_key.cols() / (t.input.cols() / heads);
+    if (kv_heads != heads) {  // chapter 18: a shared head's gradient is the sum over its query heads
+        b.d_keys = summed_heads(b.d_keys, kv_heads, heads);
+        b.d_values = summed_heads(b.d_values, kv_heads, heads);
+    }
     multiply_transposed_lhs_into(t.input, b.d_queries, grads.w_query);
     multiply_transposed_lhs_into(t.input, b.d_keys, grads.w_key);
     multiply_transposed_lhs_into(t.input, b.d_values, grads.w_value);
@@ -411,6 +492,29 @@ Batch even_batch(const std::vector<std::size_t>& tokens, std::size_t count, std:
     for (const std::size_t position : even_batch_positions(tokens, count, window)) {
         batch.inputs.push_back(tokens[position - 1]);
         batch.targets.push_back(tokens[position]);
+    }
+    return batch;
+}
+
+Batch halfway_batch(const std::vector<std::size_t>& tokens, std::size_t count, std::size_t window)
+{
+    // even_batch()'s starts lie at least ⌊(n − window − 1)/(count − 1)⌋ apart; a window halfway
+    // between two starts that far apart overlaps neither window (with its target).
+    if (count < 2 || tokens.size() <= window ||
+        (tokens.size() - window - 1) / (count - 1) < 2 * (window + 1)) {
+        throw std::invalid_argument(fmt::format("halfway_batch: {} windows of {} in a text of {} characters lie "
+                                                "too close for windows between them; give at least 2 windows, "
+                                                "2 (window + 1) characters apart",
+                                                count, window, tokens.size()));
+    }
+    const std::vector<std::size_t> tested = even_batch_positions(tokens, count, window);
+    Batch batch{{}, {}, window};
+    for (std::size_t w = 0; w + 1 < count; ++w) {
+        const std::size_t start = (tested[w * window] - 1 + tested[(w + 1) * window] - 1) / 2;
+        for (std::size_t i = 0; i < window; ++i) {
+            batch.inputs.push_back(tokens[start + i]);
+            batch.targets.push_back(tokens[start + i + 1]);
+        }
     }
     return batch;
 }

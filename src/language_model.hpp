@@ -26,13 +26,32 @@ struct ModelShape {
     std::size_t heads = 4;       ///< h, the heads of each layer; d/h must be even (rotary pairs)
     std::size_t layers = 1;      ///< how many attention layers
     std::size_t context = 64;    ///< the longest window the model is trained on
+    /// \f$ h_{kv} \f$, the key/value heads of each layer, which the query heads share in groups of
+    /// \f$ h/h_{kv} \f$ (chapter 18); it divides h. 0, the default, means h: a key head and a value
+    /// head per query head, chapter 14's model
+    std::size_t kv_heads = 0;
 };
 
-/// \brief The four matrices of one attention layer, each d×d.
+/// \brief The key/value heads of each layer of a model of this shape: ModelShape::kv_heads, or h
+///        where it is 0.
+/// \param shape the sizes
+/// \return \f$ h_{kv} \f$
+[[nodiscard]] std::size_t kv_head_count(const ModelShape& shape);
+
+/// \brief Refuses a model whose query heads share key/value heads, for a step written for one
+///        key/value head per query head (chapter 16's cache, chapter 15's circuits, the model file).
+/// \param shape the model's sizes
+/// \param step the step's name, which the message starts with
+/// \throws std::invalid_argument if \f$ h_{kv} < h \f$, in one line, e.g. "empty_cache: the model's 4
+///         query heads share 2 key/value heads; this step needs one key/value head per query head"
+void require_own_kv_heads(const ModelShape& shape, const std::string& step);
+
+/// \brief The four matrices of one attention layer, each d×d; with \f$ h_{kv} < h \f$ key/value
+///        heads, W_K and W_V are d×(\f$ h_{kv} \f$ d/h).
 struct AttentionLayer {
     Matrix w_query = {};  ///< W_Q
-    Matrix w_key = {};    ///< W_K
-    Matrix w_value = {};  ///< W_V
+    Matrix w_key = {};    ///< W_K, the \f$ h_{kv} \f$ key heads side by side
+    Matrix w_value = {};  ///< W_V, the \f$ h_{kv} \f$ value heads side by side
     Matrix w_out = {};    ///< W_O, the heads' outputs side by side back to the stream
 };
 
@@ -45,9 +64,10 @@ struct LanguageModel {
 };
 
 /// \brief The number of parameters of a model of this shape:
-///        \f$ V d \f$ (W_E) \f$ + 4 d^2 \f$ per layer (W_Q, W_K, W_V, W_O) \f$ + d V \f$ (W_U).
+///        \f$ V d \f$ (W_E) \f$ + 2 d^2 + 2 d \, h_{kv} d/h \f$ per layer (W_Q and W_O, then W_K and W_V)
+///        \f$ + d V \f$ (W_U); with \f$ h_{kv} = h \f$ that is \f$ 4 d^2 \f$ per layer.
 /// \param shape the sizes
-/// \return the count, e.g. 24448 for V = 63, d = 64 and one layer
+/// \return the count, e.g. 24448 for V = 63, d = 64 and one layer, 20352 with \f$ h_{kv} = h/2 \f$
 [[nodiscard]] std::size_t parameter_count(const ModelShape& shape);
 
 /// \brief A model at its random start, drawn from the book's generator in a fixed order:
@@ -56,10 +76,11 @@ struct LanguageModel {
 /// Entries are SplitMix64::unit_variance() times a spread: 1 for W_E, \f$ 1/\sqrt d \f$ for the
 /// layers (so a product with a unit vector keeps its size), 0.01 for W_U (so the first logits are
 /// near 0 and the first loss near \f$ \ln V \f$).
-/// \param shape the sizes; V at least 2, d a multiple of h with d/h even
+/// \param shape the sizes; V at least 2, d a multiple of h with d/h even, \f$ h_{kv} \f$ a divisor of h
 /// \param generator the generator; it advances by one draw per entry
 /// \return the model
-/// \throws std::invalid_argument if the shape cannot be built
+/// \throws std::invalid_argument if the shape cannot be built; the message names the sizes, e.g.
+///         "h = 4 query heads do not split into h_kv = 3 equal groups"
 [[nodiscard]] LanguageModel random_model(const ModelShape& shape, SplitMix64& generator);
 
 /// \brief A model of the same shape with every entry 0, e.g. to sum gradients into.
@@ -83,8 +104,10 @@ struct LanguageModel {
 struct LayerTrace {
     Matrix input = {};              ///< X, the stream entering the layer, N×d
     Matrix queries = {};            ///< Q = X W_Q with rotary positions, N×d
-    Matrix keys = {};               ///< K = X W_K with rotary positions, N×d
-    Matrix values = {};             ///< V = X W_V, N×d
+    /// K = X W_K with rotary positions, N×d: with \f$ h_{kv} < h \f$, the key heads repeated, one
+    /// per query head (as repeat_kv_heads() does)
+    Matrix keys = {};
+    Matrix values = {};             ///< V = X W_V, N×d, repeated as K is
     std::vector<double> weights;    ///< each window's and head's weights A, window×window, window by window
     Matrix joined = {};             ///< C, the heads' outputs side by side, N×d
 };
@@ -95,6 +118,8 @@ struct LayerTrace {
 /// Head i uses columns \f$ [i \cdot d/h, (i+1) \cdot d/h) \f$ (chapter 9); its queries and keys turn by
 /// rope() (chapter 10) with \f$ d/h \f$ features and the position inside the window; its scores are
 /// divided by \f$ \sqrt{d/h} \f$. The result equals multi_head_attention() on the same slices up to rounding.
+/// Where W_K and W_V hold \f$ h_{kv} < h \f$ heads (their columns tell), K and V are repeated
+/// one head per query head (as repeat_kv_heads() does, chapter 18) and the step is the same.
 /// \param layer the layer's matrices
 /// \param input X, N×d, windows of \p window rows one after another (the last may be shorter)
 /// \param heads h
@@ -125,7 +150,8 @@ struct ForwardTrace {
 ///
 /// \f$ dW_U = S^\top dZ \f$ and \f$ dS = dZ\, W_U^\top \f$; each layer, last first, passes dY on to
 /// its input unchanged (the residual) plus the gradient through attention; the stream's gradient
-/// at the start goes to W_E by embedding_backward().
+/// at the start goes to W_E by embedding_backward(). With \f$ h_{kv} < h \f$ the gradient of a
+/// shared key (or value) head is the sum over its group's query heads (as sum_kv_heads() adds).
 /// \param model the model the trace was made with
 /// \param trace from forward()
 /// \param d_logits dZ, N×V, e.g. from cross_entropy()
@@ -167,6 +193,18 @@ struct Batch {
 /// \return the positions, in the order of the batch's targets
 [[nodiscard]] std::vector<std::size_t> even_batch_positions(const std::vector<std::size_t>& tokens,
                                                             std::size_t count, std::size_t window);
+
+/// \brief Validation windows beside even_batch()'s test windows: count − 1 windows, window w
+///        starting halfway between the starts of even_batch()'s windows w and w + 1,
+///        \f$ \lfloor (s_w + s_{w+1}) / 2 \rfloor \f$. No window shares a character with one of
+///        even_batch(tokens, count, window).
+/// \param tokens the text's tokens
+/// \param count the windows of the even_batch() it goes beside, at least 2
+/// \param window the characters read by each
+/// \return the batch
+/// \throws std::invalid_argument if count is below 2, or the text is too short for the windows to
+///         lie apart (starts less than 2 (window + 1) apart)
+[[nodiscard]] Batch halfway_batch(const std::vector<std::size_t>& tokens, std::size_t count, std::size_t window);
 
 /// \brief The model's mean cross-entropy on a batch, in nats per character, computed 16 windows
 ///        at a time and summed in the batch's order.

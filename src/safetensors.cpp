@@ -257,6 +257,11 @@ std::string save_safetensors(const LanguageModel& model, const std::string& voca
         refuse(fmt::format("save_safetensors: {} characters for the {} rows of W_E; give one per row",
                            vocabulary.size(), model.embedding.rows()));
     }
+    if (kv_head_count(model.shape) != model.shape.heads) {  // the file's metadata has no h_kv
+        refuse(fmt::format("save_safetensors: the model's {} query heads share {} key/value heads; the book's model "
+                           "file holds one key/value head per query head", model.shape.heads,
+                           kv_head_count(model.shape)));
+    }
     LanguageModel copy = model;
     const std::vector<Matrix*> tensors = parameters(copy);
     const std::vector<std::string> names = parameter_names(model.shape);

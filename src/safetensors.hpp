@@ -30,7 +30,8 @@ struct SavedModel {
 /// \param model the model
 /// \param vocabulary its characters, token 0 first; one per row of W_E
 /// \return the file's bytes
-/// \throws std::invalid_argument if the vocabulary does not have one character per row of W_E
+/// \throws std::invalid_argument if the vocabulary does not have one character per row of W_E, or
+///         the model's query heads share key/value heads (chapter 18): the file holds no \f$ h_{kv} \f$
 [[nodiscard]] std::string save_safetensors(const LanguageModel& model, const std::string& vocabulary);
 
 /// \brief Reads a model from the bytes of a safetensors file written by save_safetensors(), or by

@@ -10,16 +10,21 @@
 #include <Eigen/Dense>
 
 #include "attention.hpp"
+#include "circuits.hpp"
 #include "cli.hpp"
+#include "cross_entropy.hpp"
 #include "example.hpp"
+#include "generation.hpp"
 #include "gradient_check.hpp"
 #include "grouped_query.hpp"
 #include "helpers.hpp"
+#include "language_model.hpp"
 #include "masking.hpp"
 #include "multi_head.hpp"
 #include "multi_head_backward.hpp"
 #include "projection.hpp"
 #include "random.hpp"
+#include "safetensors.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
@@ -578,4 +583,242 @@ TEST_CASE("A program with grouped keys keeps a narrower default W_K and takes --
     info.grouped_keys = false;
     CHECK_THROWS_AS(sa::parse_arguments(info, {"--wq", "1,0,0,0,0,1;0,1,0,0,1,0", "--wk", "1,0,0;0,1,0"}),
                     sa::UsageError);
+}
+
+// Chapter 14's language model with h_kv key/value heads: small enough for central differences.
+namespace {
+
+sa::ModelShape small_shape(std::size_t kv_heads)
+{
+    return {5, 8, 4, 2, 6, kv_heads};  // V = 5, d = 8, h = 4 heads of width 2, two layers, context 6
+}
+
+struct SmallBatch {
+    std::vector<std::size_t> inputs, targets;
+};
+
+SmallBatch small_batch(std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    SmallBatch batch;
+    for (std::size_t i = 0; i < 12; ++i) {  // two windows of 6
+        batch.inputs.push_back(below(generator, 5));
+        batch.targets.push_back(below(generator, 5));
+    }
+    return batch;
+}
+
+double model_loss(const sa::LanguageModel& model, const SmallBatch& batch)
+{
+    return sa::cross_entropy(sa::forward(model, batch.inputs, 6).logits, batch.targets).loss;
+}
+
+sa::LanguageModel model_gradient(const sa::LanguageModel& model, const SmallBatch& batch)
+{
+    const sa::ForwardTrace trace = sa::forward(model, batch.inputs, 6);
+    return sa::backward(model, trace, sa::cross_entropy(trace.logits, batch.targets).d_logits);
+}
+
+// The same model written with a key/value head per query head: W_K and W_V repeated (chapter 9's form).
+sa::LanguageModel repeated_form(const sa::LanguageModel& shared)
+{
+    sa::LanguageModel repeated = shared;
+    repeated.shape.kv_heads = 0;
+    for (sa::AttentionLayer& layer : repeated.layers) {
+        layer.w_key = sa::repeat_kv_heads(layer.w_key, sa::kv_head_count(shared.shape), shared.shape.heads);
+        layer.w_value = sa::repeat_kv_heads(layer.w_value, sa::kv_head_count(shared.shape), shared.shape.heads);
+    }
+    return repeated;
+}
+
+}  // namespace
+
+TEST_CASE("Language model: h_kv = h, given or left at its default, is chapter 14's model bit for bit", "[ch18]")
+{
+    sa::SplitMix64 first(18);
+    sa::SplitMix64 second(18);
+    const sa::LanguageModel chapter_14 = sa::random_model(small_shape(0), first);
+    const sa::LanguageModel given = sa::random_model(small_shape(4), second);
+    INFO("kv_heads = 0 means h: 4 key/value heads, W_K and W_V d×d as in chapter 14");
+    CHECK(sa::kv_head_count(chapter_14.shape) == 4);
+    CHECK(chapter_14.layers[0].w_key.cols() == 8);
+    sa::LanguageModel a = chapter_14;
+    sa::LanguageModel b = given;
+    const std::vector<sa::Matrix*> drawn = sa::parameters(a);
+    const std::vector<sa::Matrix*> drawn_given = sa::parameters(b);
+    for (std::size_t p = 0; p < drawn.size(); ++p) {
+        CHECK(sa::identical(*drawn[p], *drawn_given[p]));  // the same draws in the same order
+    }
+    const SmallBatch batch = small_batch(7);
+    CHECK(model_loss(chapter_14, batch) == model_loss(given, batch));
+    sa::LanguageModel gradient = model_gradient(chapter_14, batch);
+    sa::LanguageModel gradient_given = model_gradient(given, batch);
+    const std::vector<sa::Matrix*> grads = sa::parameters(gradient);
+    const std::vector<sa::Matrix*> grads_given = sa::parameters(gradient_given);
+    for (std::size_t p = 0; p < grads.size(); ++p) {
+        CHECK(sa::identical(*grads[p], *grads_given[p]));
+    }
+}
+
+TEST_CASE("Language model: shared heads compute the repeated form's logits, and their gradient is its sum over each "
+          "group", "[ch18]")
+{
+    sa::SplitMix64 generator(1823);
+    const sa::LanguageModel shared = sa::random_model(small_shape(2), generator);
+    INFO("h_kv = 2: W_K and W_V hold 2 heads of width 2, d×4");
+    CHECK(shared.layers[1].w_key.cols() == 4);
+    CHECK(shared.layers[1].w_value.cols() == 4);
+    const sa::LanguageModel repeated = repeated_form(shared);
+    const SmallBatch batch = small_batch(11);
+    INFO("each query head reads the same numbers in the same order: the logits are equal bit for bit");
+    CHECK(sa::identical(sa::forward(shared, batch.inputs, 6).logits, sa::forward(repeated, batch.inputs, 6).logits));
+    sa::LanguageModel d_shared = model_gradient(shared, batch);
+    const sa::LanguageModel d_repeated = model_gradient(repeated, batch);
+    for (std::size_t l = 0; l < 2; ++l) {
+        INFO("layer " << l << ": dW_K of a shared head = the sum of its copies' dW_K in the repeated form; "
+             "X^T (dK_a + dK_b) = X^T dK_a + X^T dK_b, equal up to the order of the sums");
+        CHECK(sa::relative_difference(d_shared.layers[l].w_key,
+                                      sa::sum_kv_heads(d_repeated.layers[l].w_key, 2, 4)) < 1e-12);
+        CHECK(sa::relative_difference(d_shared.layers[l].w_value,
+                                      sa::sum_kv_heads(d_repeated.layers[l].w_value, 2, 4)) < 1e-12);
+        CHECK(sa::relative_difference(d_shared.layers[l].w_query, d_repeated.layers[l].w_query) < 1e-12);
+        CHECK(sa::relative_difference(d_shared.layers[l].w_out, d_repeated.layers[l].w_out) < 1e-12);
+    }
+    CHECK(sa::relative_difference(d_shared.embedding, d_repeated.embedding) < 1e-12);
+    CHECK(sa::relative_difference(d_shared.unembedding, d_repeated.unembedding) < 1e-12);
+}
+
+TEST_CASE("Language model: the gradient of shared key and value heads agrees with central differences", "[ch18]")
+{
+    for (const std::size_t kv_heads : {std::size_t{1}, std::size_t{2}}) {
+        sa::SplitMix64 generator(180 + kv_heads);
+        const sa::LanguageModel model = sa::random_model(small_shape(kv_heads), generator);
+        const SmallBatch batch = small_batch(3);
+        const sa::LanguageModel gradient = model_gradient(model, batch);
+        for (std::size_t l = 0; l < 2; ++l) {
+            INFO("h_kv = " << kv_heads << ", layer " << l << ": dW_K, dW_V and dW_Q against central differences "
+                 "(step 1e-5)");
+            const auto numeric = [&](sa::Matrix sa::AttentionLayer::*matrix) {
+                return sa::numeric_gradient(
+                    [&](const sa::Matrix& at) {
+                        sa::LanguageModel changed = model;
+                        changed.layers[l].*matrix = at;
+                        return model_loss(changed, batch);
+                    },
+                    model.layers[l].*matrix, 1e-5);
+            };
+            CHECK(sa::relative_difference(gradient.layers[l].w_key, numeric(&sa::AttentionLayer::w_key)) < 1e-7);
+            CHECK(sa::relative_difference(gradient.layers[l].w_value, numeric(&sa::AttentionLayer::w_value)) < 1e-7);
+            CHECK(sa::relative_difference(gradient.layers[l].w_query, numeric(&sa::AttentionLayer::w_query)) < 1e-7);
+        }
+    }
+}
+
+TEST_CASE("Mean pooling: h_kv = h changes nothing, and each pooled head is its group's mean", "[ch18]")
+{
+    sa::SplitMix64 generator(2023);
+    const sa::LanguageModel model = sa::random_model(small_shape(0), generator);
+    sa::LanguageModel same = sa::mean_pooled_model(model, 4);
+    sa::LanguageModel original = model;
+    const std::vector<sa::Matrix*> kept = sa::parameters(same);
+    const std::vector<sa::Matrix*> before = sa::parameters(original);
+    for (std::size_t p = 0; p < kept.size(); ++p) {
+        CHECK(sa::identical(*kept[p], *before[p]));
+    }
+    const sa::LanguageModel pairs = sa::mean_pooled_model(model, 2);
+    const sa::LanguageModel one = sa::mean_pooled_model(model, 1);
+    CHECK(sa::kv_head_count(pairs.shape) == 2);
+    CHECK(sa::kv_head_count(one.shape) == 1);
+    for (std::size_t l = 0; l < 2; ++l) {
+        for (const auto matrix : {&sa::AttentionLayer::w_key, &sa::AttentionLayer::w_value}) {
+            const sa::Matrix& w = model.layers[l].*matrix;
+            INFO("head width 2: heads 0 and 1 are columns 0-1 and 2-3, heads 2 and 3 columns 4-5 and 6-7");
+            for (std::size_t r = 0; r < 8; ++r) {
+                for (std::size_t c = 0; c < 2; ++c) {
+                    CHECK((pairs.layers[l].*matrix)(r, c) == (w(r, c) + w(r, 2 + c)) / 2);
+                    CHECK((pairs.layers[l].*matrix)(r, 2 + c) == (w(r, 4 + c) + w(r, 6 + c)) / 2);
+                    CHECK((one.layers[l].*matrix)(r, c) == (w(r, c) + w(r, 2 + c) + w(r, 4 + c) + w(r, 6 + c)) / 4);
+                }
+            }
+        }
+        INFO("W_Q and W_O are copied");
+        CHECK(sa::identical(pairs.layers[l].w_query, model.layers[l].w_query));
+        CHECK(sa::identical(one.layers[l].w_out, model.layers[l].w_out));
+    }
+    CHECK(sa::identical(one.embedding, model.embedding));
+    CHECK(sa::identical(one.unembedding, model.unembedding));
+}
+
+TEST_CASE("Mean pooling heads that are already equal in each group leaves the logits as they were", "[ch18]")
+{
+    sa::SplitMix64 generator(44);
+    const sa::LanguageModel pooled = sa::random_model(small_shape(2), generator);
+    const sa::LanguageModel equal_pairs = repeated_form(pooled);  // heads 0 = 1 and 2 = 3 in W_K and W_V
+    const SmallBatch batch = small_batch(5);
+    INFO("the mean of two equal heads is that head, (x + x)/2 = x exactly");
+    CHECK(sa::identical(sa::forward(sa::mean_pooled_model(equal_pairs, 2), batch.inputs, 6).logits,
+                        sa::forward(equal_pairs, batch.inputs, 6).logits));
+}
+
+TEST_CASE("Parameters and cache bytes of chapter 14's model with h_kv key/value heads, from the shape", "[ch18]")
+{
+    for (const std::size_t kv_heads : {std::size_t{4}, std::size_t{2}, std::size_t{1}}) {
+        const sa::ModelShape shape{63, 64, 4, 1, 64, kv_heads};
+        const std::size_t formula = 63 * 64 + 2 * 64 * 64 + 2 * 64 * (kv_heads * 64 / 4) + 64 * 63;
+        INFO("h_kv = " << kv_heads << ": V d + 2 d² (W_Q, W_O) + 2 d h_kv d/h (W_K, W_V) + d V = " << formula);
+        CHECK(sa::parameter_count(shape) == formula);
+        sa::SplitMix64 generator(1);
+        sa::LanguageModel model = sa::random_model(shape, generator);
+        std::size_t entries = 0;
+        for (const sa::Matrix* parameter : sa::parameters(model)) {
+            entries += parameter->rows() * parameter->cols();
+        }
+        CHECK(entries == formula);
+        INFO("the cache: 2 · 1 layer · h_kv · 16 · 8 bytes per position");
+        CHECK(sa::kv_cache_bytes(1, sa::kv_head_count(shape), 64 / 4, 1, 8) == 2 * kv_heads * 16 * 8);
+    }
+    CHECK(sa::parameter_count({63, 64, 4, 1, 64, 4}) == 24448);  // chapter 14's printed count
+}
+
+TEST_CASE("Shared heads that do not fit, and the steps written for a head per query head, are refused in one line",
+          "[ch18]")
+{
+    sa::SplitMix64 generator(9);
+    CHECK_THROWS_WITH(sa::random_model(small_shape(3), generator),
+                      Contains("h = 4 query heads do not split into h_kv = 3 equal groups"));
+    CHECK_THROWS_AS(sa::random_model(small_shape(8), generator), std::invalid_argument);
+    const sa::LanguageModel model = sa::random_model(small_shape(0), generator);
+    CHECK_THROWS_WITH(sa::mean_pooled_model(model, 0),
+                      Contains("mean_pooled_model") && Contains("key/value heads must be at least 1"));
+    CHECK_THROWS_WITH(sa::mean_pooled_model(model, 3), Contains("4 key/value heads do not pool into 3 equal groups"));
+    const sa::LanguageModel shared = sa::mean_pooled_model(model, 2);
+    INFO("chapter 16's cache, chapter 15's ablations and the model file hold one key/value head per query head");
+    CHECK_THROWS_WITH(sa::empty_cache(shared), Contains("empty_cache: the model's 4 query heads share 2 key/value "
+                                                        "heads"));
+    CHECK_THROWS_WITH(sa::save_safetensors(shared, "abcde"), Contains("save_safetensors") && Contains("share 2"));
+    CHECK_THROWS_WITH(sa::ov_circuit(shared, 0, 0), Contains("ov_circuit") && Contains("share 2"));
+}
+
+TEST_CASE("Validation windows lie halfway between the test windows and share no character with them", "[ch18]")
+{
+    std::vector<std::size_t> text(1000);
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        text[i] = i;  // each token is its position, so a window shows where it lies
+    }
+    const std::size_t window = 10;
+    const sa::Batch tested = sa::even_batch(text, 5, window);
+    const sa::Batch validation = sa::halfway_batch(text, 5, window);
+    REQUIRE(validation.inputs.size() == 4 * window);
+    for (std::size_t w = 0; w < 4; ++w) {
+        const std::size_t before = tested.inputs[w * window];
+        const std::size_t after = tested.inputs[(w + 1) * window];
+        const std::size_t start = validation.inputs[w * window];
+        INFO("test windows start at ⌊w · (1000 − 11)/4⌋: " << before << " and " << after);
+        CHECK(start == (before + after) / 2);
+        CHECK(start > before + window);       // past the earlier window and its last target
+        CHECK(start + window < after);        // its own last target before the next window
+        CHECK(validation.targets[w * window + window - 1] == start + window);
+    }
+    CHECK_THROWS_AS(sa::halfway_batch(text, 1, window), std::invalid_argument);
+    CHECK_THROWS_WITH(sa::halfway_batch(text, 60, window), Contains("halfway_batch") && Contains("too close"));
 }

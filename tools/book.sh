@@ -20,5 +20,11 @@ for measured in kernels decoding training; do
     cat "$build/figures/13-at-scale-benchmark-$measured.txt"
   fi
 done
+# A chapter's other programs (chapter 18's ch18-trained: outputs/18-grouped-queries/trained-output.txt).
+for output in "$build"/outputs/*/*-output.txt; do
+  [[ "$(basename "$output")" == try-output.txt ]] && continue
+  echo "===== ch$(basename "$(dirname "$output")" | cut -c1-2)-$(basename "$output" -output.txt) ====="
+  cat "$output"
+done
 echo
 echo "The book: $build/book/docs/index.html"

@@ -82,7 +82,8 @@ SHORT_RUN_CASES = [("two short runs at once", ["--smoke", "--quick"], "--smoke a
 
 # The longest run a program offers, added to its file cases: a bad path must be refused before
 # the run, never after it (issue 37: a bad --save was reported after the whole training).
-LONG_RUNS = {"ch14-next-character": ["--steps", "5000"], "ch15-induction-head": ["--steps", "5000"]}
+LONG_RUNS = {"ch14-next-character": ["--steps", "5000"], "ch15-induction-head": ["--steps", "5000"],
+             "ch18-trained": ["--steps", "5000", "--uptrain-steps", "5000"]}
 # Seconds of CPU time (not of the clock, which a busy machine stretches) a refusal may take: 5000
 # training steps take minutes of it; reading the text and checking the options about one.
 LONG_RUN_LIMIT = 15

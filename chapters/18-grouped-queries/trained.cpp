@@ -175,9 +175,9 @@ std::string trained_chapter(const sa::Example& example)
     const int digits = example.precision;
     sa::Report report(example);
     report.text(fmt::format(
-        "Chapter 14's model: one attention layer, d = {}, h = {} query heads of width {}, rotary positions; {} steps "
+        "Chapter 14's model: one attention layer, d = {}, h = {} query heads of width {}, rotary positions;\n{} steps "
         "of {} windows of {} characters, seed {}, Adam α = {}.\nEvery run reads the same windows in the same order.\n"
-        "Validation: {} held-out windows, each halfway between two test windows ({} predictions); every choice is "
+        "Validation: {} held-out windows, each halfway between two test windows ({} predictions);\nevery choice is "
         "made there.\nHeld-out: chapter 14's {} test windows ({} predictions); each model is scored there once.\n\n",
         width, heads, width / heads, steps, batch_windows, context, seed, learning_rate, held_out_windows - 1,
         data.validation.targets.size(), held_out_windows, data.held_out.targets.size()));

@@ -99,12 +99,12 @@ void rotate_rows(Matrix& rows, std::size_t heads)
 
 GenerationCache empty_cache(const LanguageModel& model)
 {
-    require_own_kv_heads(model.shape, "empty_cache");
     const std::size_t head_dim = model.shape.width / model.shape.heads;
     KvCache head;
     head.key_dim = head_dim;
     head.value_dim = head_dim;
-    return {std::vector<std::vector<KvCache>>(model.layers.size(), std::vector<KvCache>(model.shape.heads, head)), 0};
+    const std::size_t kv_heads = kv_head_count(model.shape);  // h, or fewer shared ones (chapter 18)
+    return {std::vector<std::vector<KvCache>>(model.layers.size(), std::vector<KvCache>(kv_heads, head)), 0};
 }
 
 //> decode-next
@@ -119,6 +119,7 @@ DecodedStep decode_next(const LanguageModel& model, GenerationCache& cache, std:
     }
     const std::size_t position = cache.length;
     const std::size_t head_dim = model.shape.width / heads;
+    const std::size_t group = heads / kv_head_count(model.shape);  // query heads per key/value head: 1 until chapter 18
     DecodedStep step;
     Matrix x = embed(model.embedding, {token});  // 1×d, the stream at the new position
     for (std::size_t l = 0; l < model.layers.size(); ++l) {
@@ -127,15 +128,17 @@ DecodedStep decode_next(const LanguageModel& model, GenerationCache& cache, std:
         Matrix k = multiply(x, layer.w_key);
         const Matrix v = multiply(x, layer.w_value);
         rotate_row(q, heads, position);
-        rotate_row(k, heads, position);
+        rotate_row(k, heads / group, position);
         Matrix joined(1, x.cols());
         Matrix weights(heads, position + 1);
         for (std::size_t h = 0; h < heads; ++h) {
-            KvCache& head = cache.layers[l][h];
-            const std::size_t first = h * head_dim;
-            head.keys.insert(head.keys.end(), k.data() + first, k.data() + first + head_dim);
-            head.values.insert(head.values.end(), v.data() + first, v.data() + first + head_dim);
-            attend(head, q.data() + first, joined.data() + first, weights.data() + h * (position + 1));
+            KvCache& head = cache.layers[l][h / group];  // the key/value head query head h reads
+            if (h % group == 0) {  // the first query head of a group appends its key/value head's new row
+                const std::size_t first = (h / group) * head_dim;
+                head.keys.insert(head.keys.end(), k.data() + first, k.data() + first + head_dim);
+                head.values.insert(head.values.end(), v.data() + first, v.data() + first + head_dim);
+            }
+            attend(head, q.data() + h * head_dim, joined.data() + h * head_dim, weights.data() + h * (position + 1));
         }
         Matrix y = multiply(joined, layer.w_out);
         add_in_place(y, x);  // the residual stream
@@ -157,13 +160,14 @@ GenerationCache prefill(const LanguageModel& model, const std::vector<std::size_
         return cache;
     }
     const std::size_t heads = model.shape.heads;
+    const std::size_t kv_heads = kv_head_count(model.shape);
     Matrix x = embed(model.embedding, tokens);  // every position's stream at once, t×d
     for (std::size_t l = 0; l < model.layers.size(); ++l) {
         const AttentionLayer& layer = model.layers[l];
         Matrix k = multiply(x, layer.w_key);  // one product for all the rows decode_next() makes one by one
         const Matrix v = multiply(x, layer.w_value);
-        rotate_rows(k, heads);
-        for (std::size_t h = 0; h < heads; ++h) {  // head h's columns of each row, position after position
+        rotate_rows(k, kv_heads);
+        for (std::size_t h = 0; h < kv_heads; ++h) {  // key/value head h's columns of each row, position after position
             KvCache& head = cache.layers[l][h];
             for (std::size_t p = 0; p < tokens.size(); ++p) {
                 const double* key = k.data() + p * k.cols() + h * head.key_dim;
@@ -303,7 +307,7 @@ std::string shuffled_name(const std::string& name, std::uint64_t seed)
 
 std::size_t cache_numbers(const LanguageModel& model, std::size_t positions)
 {
-    return 2 * model.layers.size() * model.shape.width * positions;
+    return 2 * model.layers.size() * kv_head_count(model.shape) * (model.shape.width / model.shape.heads) * positions;
 }
 
 }  // namespace sa

@@ -14,18 +14,18 @@
 
 namespace sa {
 
-/// \brief What a model keeps between decoding steps: for each layer and head the rotated keys and
-///        the values of every position so far (chapter 13's KvCache, one per head).
+/// \brief What a model keeps between decoding steps: for each layer and key/value head the rotated
+///        keys and the values of every position so far (chapter 13's KvCache, one per key/value head:
+///        h of them, or the \f$ h_{kv} \f$ that the query heads share in chapter 18).
 struct GenerationCache {
-    std::vector<std::vector<KvCache>> layers;  ///< layers[l][h]: layer l's head h
+    std::vector<std::vector<KvCache>> layers;  ///< layers[l][b]: layer l's key/value head b
     std::size_t length = 0;                    ///< the positions cached, t
 };
 
-/// \brief An empty cache for a model: one KvCache of width d/h per layer and head.
+/// \brief An empty cache for a model: one KvCache of width d/h per layer and key/value head, h of
+///        them, or \f$ h_{kv} \f$ where the query heads share them (chapter 18).
 /// \param model the model
 /// \return the cache, length 0
-/// \throws std::invalid_argument if the model's query heads share key/value heads (chapter 18): this
-///         cache holds one key/value head per query head (require_own_kv_heads())
 [[nodiscard]] GenerationCache empty_cache(const LanguageModel& model);
 
 /// \brief What one decoding step returns.
@@ -37,6 +37,11 @@ struct DecodedStep {
 /// \brief One decoding step: the token at position t = cache.length goes through every layer, each
 ///        computing one row of Q, K and V, appending the key and value to its heads' caches and
 ///        attending over them; the cache grows by one position.
+///
+/// With \f$ h_{kv} < h \f$ key/value heads (chapter 18) the row of K and V holds \f$ h_{kv} \f$
+/// heads: each is appended once, and query head a attends over key/value head
+/// \f$ \lfloor a\, h_{kv} / h \rfloor \f$, whose cache it shares with the rest of its group. The
+/// logits then equal those of forward() on the model with W_K and W_V repeated, bit for bit.
 ///
 /// The arithmetic is layer_forward()'s for the last row, in the same order (rotary angles, scores,
 /// the two-pass softmax, the sums), so the logits equal the last row of forward() on the whole text
@@ -158,8 +163,9 @@ struct NameCompletion {
 /// \throws std::invalid_argument if the name is empty or holds anything but letters A-Z and a-z
 [[nodiscard]] std::string shuffled_name(const std::string& name, std::uint64_t seed);
 
-/// \brief The numbers a KV cache holds for t positions: a key and a value of width d per layer,
-///        \f$ 2 \cdot n_{layers} \cdot d \cdot t \f$.
+/// \brief The numbers a KV cache holds for t positions: a key and a value of width d/h per layer and
+///        key/value head, \f$ 2 \cdot n_{layers} \cdot h_{kv} \cdot (d/h) \cdot t \f$ (with
+///        \f$ h_{kv} = h \f$, \f$ 2 \cdot n_{layers} \cdot d \cdot t \f$).
 /// \param model the model
 /// \param positions t
 /// \return the count

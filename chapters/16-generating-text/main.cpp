@@ -213,6 +213,15 @@ std::size_t leaves_context(std::size_t prompt, std::size_t length, std::size_t c
 }
 
 // One generation under a window, with the cache and without it: the text, the check, the rows and the cache's size.
+// The numbers each layer caches per position: d, or h_kv · d/h where the query heads share key/value heads
+// (chapter 18), written as one number.
+std::string cached_width(const sa::LanguageModel& model)
+{
+    const std::size_t kv_heads = sa::kv_head_count(model.shape);
+    return kv_heads == model.shape.heads ? fmt::format("{}", model.shape.width)
+                                         : fmt::format("{} · {}", kv_heads, model.shape.width / model.shape.heads);
+}
+
 std::string window_run(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
                        const std::vector<std::size_t>& prompt, std::size_t length, const sa::SamplingRule& rule,
                        std::int64_t seed, sa::Window window)
@@ -244,7 +253,7 @@ std::string window_run(const sa::LanguageModel& model, const sa::Vocabulary& voc
                              "every step.\n"
                              "The cache at its fullest: t = {} positions, 2 · {} · {} · {} = {} numbers, {} bytes "
                              "as F64.\n", with.rows, without.rows, rows_by, fullest, model.layers.size(),
-                             model.shape.width, fullest, sa::cache_numbers(model, fullest),
+                             cached_width(model), fullest, sa::cache_numbers(model, fullest),
                              8 * sa::cache_numbers(model, fullest));
 }
 
@@ -679,9 +688,11 @@ std::string generating_text_chapter(const sa::Example& example)
     const std::vector<std::size_t> prompt = prompt_tokens(vocabulary, example.options.at("--prompt"));
     const int digits = example.precision;
     sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
-    std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}, context {}, d_vocab = {}.\nPrompt: {}\n\n",
-                                  model.shape.layers, model.shape.width, model.shape.heads, model.shape.context, v,
-                                  shown(example.options.at("--prompt")));
+    const std::size_t kv_heads = sa::kv_head_count(model.shape);  // a model of chapter 18 shares key/value heads
+    const std::string shared = kv_heads == model.shape.heads ? "" : fmt::format(", h_kv = {}", kv_heads);
+    std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}{}, context {}, d_vocab = {}.\n"
+                                  "Prompt: {}\n\n", model.shape.layers, model.shape.width, model.shape.heads, shared,
+                                  model.shape.context, v, shown(example.options.at("--prompt")));
     const bool uncropped = sa::flag_option(example, "--uncropped");
     const std::string step = one_step_table(model, vocabulary, prompt, rule, uncropped, generator.uniform(), digits);
     const std::string continued = generations(model, vocabulary, prompt, length, rule, example.seed, uncropped);

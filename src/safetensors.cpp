@@ -257,16 +257,14 @@ std::string save_safetensors(const LanguageModel& model, const std::string& voca
         refuse(fmt::format("save_safetensors: {} characters for the {} rows of W_E; give one per row",
                            vocabulary.size(), model.embedding.rows()));
     }
-    if (kv_head_count(model.shape) != model.shape.heads) {  // the file's metadata has no h_kv
-        refuse(fmt::format("save_safetensors: the model's {} query heads share {} key/value heads; the book's model "
-                           "file holds one key/value head per query head", model.shape.heads,
-                           kv_head_count(model.shape)));
-    }
     LanguageModel copy = model;
     const std::vector<Matrix*> tensors = parameters(copy);
     const std::vector<std::string> names = parameter_names(model.shape);
-    std::string header = fmt::format("{{\"__metadata__\":{{\"vocabulary\":{},\"heads\":\"{}\",\"context\":\"{}\"}}",
-                                     json_string(vocabulary), model.shape.heads, model.shape.context);
+    // h_kv only where the query heads share key/value heads (chapter 18): a file of chapter 14's model is unchanged.
+    const std::size_t kv_heads = kv_head_count(model.shape);
+    const std::string shared = kv_heads == model.shape.heads ? "" : fmt::format(",\"kv_heads\":\"{}\"", kv_heads);
+    std::string header = fmt::format("{{\"__metadata__\":{{\"vocabulary\":{},\"heads\":\"{}\",\"context\":\"{}\"{}}}",
+                                     json_string(vocabulary), model.shape.heads, model.shape.context, shared);
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         header += ',';
@@ -329,7 +327,8 @@ std::string vocabulary_metadata(const Json& root)
 
 // The tensor's entry must be F64 with the given shape, its data_offsets [begin, end) as many bytes
 // as the shape's doubles; returns where its data lie.
-Extent check_tensor(const Json& root, const std::string& name, std::size_t rows, std::size_t cols)
+Extent check_tensor(const Json& root, const std::string& name, std::size_t rows, std::size_t cols,
+                    const std::string& why)
 {
     const Json* tensor = member(root, name);
     if (tensor == nullptr || tensor->kind != Json::Kind::object) {
@@ -344,7 +343,8 @@ Extent check_tensor(const Json& root, const std::string& name, std::size_t rows,
     if (dims == nullptr || dims->kind != Json::Kind::array || dims->items.size() != 2 ||
         dims->items[0].kind != Json::Kind::number || dims->items[1].kind != Json::Kind::number ||
         dims->items[0].number != rows || dims->items[1].number != cols) {
-        refuse(fmt::format("tensor \"{}\" does not have the shape [{}, {}] the model needs", name, rows, cols));
+        refuse(fmt::format("tensor \"{}\" does not have the shape [{}, {}] the model needs{}", name, rows, cols,
+                           why));
     }
     // An end before its begin makes end − begin wrap round to a huge number, or to the size with a
     // begin past any data, which check_cover() refuses.
@@ -379,6 +379,28 @@ std::uint64_t check_cover(const std::vector<Extent>& extents, const std::vector<
     return covered;
 }
 
+// h_kv, from the metadata's "kv_heads" where the query heads share key/value heads (chapter 18); else 0, the
+// shape's default: one key/value head per query head, as in chapter 14's file.
+std::size_t kv_heads_of(const Json& metadata, const ModelShape& shape)
+{
+    if (member(metadata, "kv_heads") == nullptr) {
+        return 0;
+    }
+    const std::size_t kv_heads = whole_metadata(metadata, "kv_heads", 1, shape.heads);
+    if (shape.heads % kv_heads != 0) {
+        std::string fitting;  // the shapes W_K and W_V may have: h_kv heads of width d/h, h_kv dividing h
+        for (std::size_t count = 1; count <= shape.heads; ++count) {
+            const std::size_t columns = count * shape.width / shape.heads;
+            fitting += shape.heads % count == 0 ? fmt::format(" [{}, {}]", shape.width, columns) : "";
+        }
+        refuse(fmt::format("the header's __metadata__ gives kv_heads = {}, which does not divide heads = {}: tensor "
+                           "\"layers.0.w_key\" cannot be [{}, {}]; the query heads share key/value heads in equal "
+                           "groups, so W_K and W_V are one of{}", kv_heads, shape.heads, shape.width,
+                           kv_heads * shape.width / shape.heads, fitting));
+    }
+    return kv_heads;
+}
+
 ModelShape shape_of(const Json& root, std::size_t vocabulary)
 {
     const Json* metadata = member(root, "__metadata__");
@@ -405,6 +427,7 @@ ModelShape shape_of(const Json& root, std::size_t vocabulary)
         refuse(fmt::format("the header gives d = {} and {} heads; d/h must be a whole even number", shape.width,
                            shape.heads));
     }
+    shape.kv_heads = kv_heads_of(*metadata, shape);
     return shape;
 }
 
@@ -434,11 +457,18 @@ SavedModel load_safetensors(const std::string& bytes)
     const ModelShape shape = shape_of(root, vocabulary.size());
     const std::vector<std::string> names = parameter_names(shape);
     std::vector<Extent> extents;
+    const std::size_t kv_heads = kv_head_count(shape);
+    const std::size_t kv_width = kv_heads * (shape.width / shape.heads);  // W_K and W_V: h_kv heads of width d/h
+    const std::string kv_why = fmt::format(" (h_kv = {} key/value head{} of width d/h = {}{})", kv_heads,
+                                           kv_heads == 1 ? "" : "s", shape.width / shape.heads,
+                                           kv_heads == shape.heads ? ", one per query head" : "");
     for (std::size_t i = 0; i < names.size(); ++i) {
         const bool first = i == 0;
         const bool last = i + 1 == names.size();
+        const bool key_or_value = !first && !last && (i % 4 == 2 || i % 4 == 3);  // layers.l.w_key, w_value
         extents.push_back(check_tensor(root, names[i], last ? shape.width : first ? shape.vocabulary : shape.width,
-                                       last ? shape.vocabulary : shape.width));
+                                       last ? shape.vocabulary : key_or_value ? kv_width : shape.width,
+                                       key_or_value ? kv_why : ""));
     }
     const std::uint64_t covered = check_cover(extents, names);  // in any order, as the format allows
     const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);

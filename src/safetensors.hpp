@@ -6,12 +6,14 @@
 /// of JSON, padded with spaces to a multiple of 8; then the tensors' data, one after another. The
 /// JSON names each tensor with its dtype (here always "F64", little-endian IEEE doubles), its
 /// shape and its data_offsets [begin, end) in bytes from the start of the data, plus a
-/// "__metadata__" object of strings: the vocabulary, the heads and the context.
+/// "__metadata__" object of strings: the vocabulary, the heads and the context, and "kv_heads",
+/// \f$ h_{kv} \f$, only where the query heads share key/value heads (chapter 18).
 ///
 /// The tensors, in the order save_safetensors() writes them (d the width, V the vocabulary, l = 0, 1, …
 /// the layers):
-/// "embedding" [V, d] (W_E); "layers.l.w_query", "layers.l.w_key", "layers.l.w_value",
-/// "layers.l.w_out", each [d, d]; "unembedding" [d, V] (W_U). Each is stored row by row.
+/// "embedding" [V, d] (W_E); "layers.l.w_query" and "layers.l.w_out", each [d, d];
+/// "layers.l.w_key" and "layers.l.w_value", each [d, \f$ h_{kv} \f$ d/h] (that is [d, d] without
+/// "kv_heads"); "unembedding" [d, V] (W_U). Each is stored row by row.
 #pragma once
 
 #include <string>
@@ -30,8 +32,7 @@ struct SavedModel {
 /// \param model the model
 /// \param vocabulary its characters, token 0 first; one per row of W_E
 /// \return the file's bytes
-/// \throws std::invalid_argument if the vocabulary does not have one character per row of W_E, or
-///         the model's query heads share key/value heads (chapter 18): the file holds no \f$ h_{kv} \f$
+/// \throws std::invalid_argument if the vocabulary does not have one character per row of W_E
 [[nodiscard]] std::string save_safetensors(const LanguageModel& model, const std::string& vocabulary);
 
 /// \brief Reads a model from the bytes of a safetensors file written by save_safetensors(), or by
@@ -39,7 +40,8 @@ struct SavedModel {
 ///
 /// Everything is checked before it is used: the length and the JSON of the header, the
 /// metadata, that the tensors are exactly those of a model of 1 to 64 layers, each F64 with the
-/// shape the vocabulary, the width and the heads require, that their data, in any order, cover
+/// shape the vocabulary, the width and the heads require (with "kv_heads", a divisor of the heads,
+/// W_K and W_V of that many heads), that their data, in any order, cover
 /// the rest of the file with no gap and no overlap (the format's rule; Hugging Face's writer,
 /// for one, orders the tensors by dtype and then by name), and that every number is finite.
 /// A file of only "embedding" and "unembedding" (no layer, the bigram) is refused: "the header

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <Eigen/Dense>
+#include <fmt/format.h>
 
 #include "attention.hpp"
 #include "circuits.hpp"
@@ -792,11 +793,152 @@ TEST_CASE("Shared heads that do not fit, and the steps written for a head per qu
                       Contains("mean_pooled_model") && Contains("key/value heads must be at least 1"));
     CHECK_THROWS_WITH(sa::mean_pooled_model(model, 3), Contains("4 key/value heads do not pool into 3 equal groups"));
     const sa::LanguageModel shared = sa::mean_pooled_model(model, 2);
-    INFO("chapter 16's cache, chapter 15's ablations and the model file hold one key/value head per query head");
-    CHECK_THROWS_WITH(sa::empty_cache(shared), Contains("empty_cache: the model's 4 query heads share 2 key/value "
-                                                        "heads"));
-    CHECK_THROWS_WITH(sa::save_safetensors(shared, "abcde"), Contains("save_safetensors") && Contains("share 2"));
+    INFO("chapter 15's circuits hold one key/value head per query head (chapter 16's cache and the model file take "
+         "shared heads: the tests below)");
     CHECK_THROWS_WITH(sa::ov_circuit(shared, 0, 0), Contains("ov_circuit") && Contains("share 2"));
+}
+
+namespace {
+
+std::vector<std::size_t> random_tokens(std::size_t count, std::size_t vocabulary, std::uint64_t seed)
+{
+    sa::SplitMix64 generator(seed);
+    std::vector<std::size_t> tokens;
+    for (std::size_t i = 0; i < count; ++i) {
+        tokens.push_back(below(generator, vocabulary));
+    }
+    return tokens;
+}
+
+}  // namespace
+
+TEST_CASE("Chapter 16's cache holds h_kv heads, and decoding with it gives the repeated form's recomputed logits "
+          "bit for bit", "[ch18]")
+{
+    for (const std::size_t kv_heads : {std::size_t{4}, std::size_t{2}, std::size_t{1}}) {
+        sa::SplitMix64 generator(60 + kv_heads);
+        const sa::LanguageModel shared = sa::random_model(small_shape(kv_heads), generator);
+        const sa::LanguageModel repeated = repeated_form(shared);  // a key/value head per query head
+        const std::vector<std::size_t> tokens = random_tokens(9, 5, kv_heads);  // past the context of 6 too
+        sa::GenerationCache cache = sa::empty_cache(shared);
+        sa::GenerationCache repeated_cache = sa::empty_cache(repeated);
+        INFO("h_kv = " << kv_heads << ": each of the 2 layers caches h_kv heads of width d/h = 2");
+        REQUIRE(cache.layers.size() == 2);
+        CHECK(cache.layers[1].size() == kv_heads);
+        for (std::size_t i = 0; i < tokens.size(); ++i) {
+            const sa::DecodedStep step = sa::decode_next(shared, cache, tokens[i]);
+            const std::vector<std::size_t> text(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(i + 1));
+            INFO("after " << i + 1 << " tokens");
+            CHECK(step.logits == sa::recomputed_logits(repeated, text));
+            CHECK(step.logits == sa::recomputed_logits(shared, text));
+            const sa::DecodedStep own_heads = sa::decode_next(repeated, repeated_cache, tokens[i]);
+            CHECK(step.logits == own_heads.logits);
+            for (std::size_t l = 0; l < 2; ++l) {
+                CHECK(sa::identical(step.weights[l], own_heads.weights[l]));  // h rows each: every query head's
+            }
+            CHECK(cache.layers[0][kv_heads - 1].keys.size() == (i + 1) * 2);
+            INFO("the numbers cached: 2 · n_layers · h_kv · d/h · t");
+            CHECK(sa::cache_numbers(shared, i + 1) == 2 * 2 * kv_heads * 2 * (i + 1));
+        }
+        const sa::GenerationCache filled = sa::prefill(shared, tokens);
+        for (std::size_t l = 0; l < 2; ++l) {
+            for (std::size_t b = 0; b < kv_heads; ++b) {
+                CHECK(filled.layers[l][b].keys == cache.layers[l][b].keys);
+                CHECK(filled.layers[l][b].values == cache.layers[l][b].values);
+            }
+        }
+    }
+}
+
+TEST_CASE("Chapter 16's generation with the cache writes what recomputing writes, with shared heads", "[ch18]")
+{
+    sa::SplitMix64 generator(61);
+    const sa::LanguageModel shared = sa::random_model(small_shape(1), generator);
+    for (const sa::Window window : {sa::Window::sliding, sa::Window::whole}) {
+        CHECK(sa::generate_text(shared, {1, 2}, 12, {}, 7, true, window).tokens ==
+              sa::generate_text(shared, {1, 2}, 12, {}, 7, false, window).tokens);
+    }
+}
+
+namespace {
+
+// The header's JSON, to read and to edit in place (an edit of the same length keeps the file's layout).
+std::string& replaced(std::string& bytes, const std::string& from, const std::string& to)
+{
+    const std::size_t at = bytes.find(from);
+    REQUIRE(at != std::string::npos);
+    REQUIRE(from.size() == to.size());
+    bytes.replace(at, from.size(), to);
+    return bytes;
+}
+
+std::string refusal(const std::string& bytes)
+{
+    try {
+        static_cast<void>(sa::load_safetensors(bytes));
+    } catch (const std::invalid_argument& error) {
+        return error.what();
+    }
+    return "accepted";
+}
+
+}  // namespace
+
+TEST_CASE("A model with shared heads saves and loads bit for bit, with kv_heads in the file's metadata", "[ch18]")
+{
+    for (const std::size_t kv_heads : {std::size_t{2}, std::size_t{1}}) {
+        sa::SplitMix64 generator(70 + kv_heads);
+        const sa::LanguageModel model = sa::random_model(small_shape(kv_heads), generator);
+        const std::string bytes = sa::save_safetensors(model, "abcde");
+        INFO("h_kv = " << kv_heads << ": W_K and W_V are [d, h_kv · d/h] = [8, " << kv_heads * 2 << "]");
+        CHECK(bytes.find(fmt::format("\"kv_heads\":\"{}\"", kv_heads)) != std::string::npos);
+        CHECK(bytes.find(fmt::format("\"layers.1.w_value\":{{\"dtype\":\"F64\",\"shape\":[8,{}]", kv_heads * 2)) !=
+              std::string::npos);
+        const sa::SavedModel loaded = sa::load_safetensors(bytes);
+        CHECK(sa::kv_head_count(loaded.model.shape) == kv_heads);
+        CHECK(loaded.vocabulary == "abcde");
+        sa::LanguageModel copy = loaded.model;
+        sa::LanguageModel original = model;
+        const std::vector<sa::Matrix*> read = sa::parameters(copy);
+        const std::vector<sa::Matrix*> written = sa::parameters(original);
+        for (std::size_t i = 0; i < read.size(); ++i) {
+            CHECK(sa::identical(*read[i], *written[i]));
+        }
+        CHECK(sa::save_safetensors(loaded.model, loaded.vocabulary) == bytes);
+    }
+    sa::SplitMix64 generator(72);
+    INFO("a model with a key/value head per query head: chapter 14's file, no kv_heads");
+    CHECK(sa::save_safetensors(sa::random_model(small_shape(0), generator), "abcde").find("kv_heads") ==
+          std::string::npos);
+}
+
+TEST_CASE("A model file whose key/value heads do not fit is refused in one line naming the tensor and the shape",
+          "[ch18]")
+{
+    sa::SplitMix64 generator(73);
+    const std::string good = sa::save_safetensors(sa::random_model(small_shape(2), generator), "abcde");
+    std::string bytes = good;
+    const std::string three = refusal(replaced(bytes, "\"kv_heads\":\"2\"", "\"kv_heads\":\"3\""));
+    INFO(three);
+    CHECK_THAT(three, Contains("kv_heads = 3, which does not divide heads = 4") && Contains("\"layers.0.w_key\"") &&
+                          Contains("[8, 2] [8, 4] [8, 8]"));
+    CHECK(three.find('\n') == std::string::npos);
+    bytes = good;
+    CHECK_THAT(refusal(replaced(bytes, "\"kv_heads\":\"2\"", "\"kv_heads\":\"0\"")),
+               Contains("kv_heads = 0; expected 1 to 4"));
+    bytes = good;
+    CHECK_THAT(refusal(replaced(bytes, "\"kv_heads\":\"2\"", "\"kv_heads\":\"8\"")),
+               Contains("kv_heads = 8; expected 1 to 4"));
+    bytes = good;
+    const std::string one = refusal(replaced(bytes, "\"kv_heads\":\"2\"", "\"kv_heads\":\"1\""));
+    INFO(one);
+    CHECK_THAT(one, Contains("tensor \"layers.0.w_key\" does not have the shape [8, 2] the model needs (h_kv = 1 "
+                             "key/value head of width d/h = 2)"));
+    bytes = good;
+    const std::string without = refusal(replaced(bytes, ",\"kv_heads\":\"2\"", std::string(15, ' ')));
+    INFO("without kv_heads, every query head has its own: W_K must be [8, 8]");
+    CHECK_THAT(without, Contains("tensor \"layers.0.w_key\" does not have the shape [8, 8]") &&
+                            Contains("one per query head"));
 }
 
 TEST_CASE("Validation windows lie halfway between the test windows and share no character with them", "[ch18]")

@@ -431,6 +431,26 @@ ModelShape shape_of(const Json& root, std::size_t vocabulary)
     return shape;
 }
 
+// Every tensor's entry, in the order of parameter_names(): where its data lie.
+std::vector<Extent> check_tensors(const Json& root, const ModelShape& shape, const std::vector<std::string>& names)
+{
+    std::vector<Extent> extents;
+    const std::size_t kv_heads = kv_head_count(shape);
+    const std::size_t kv_width = kv_heads * (shape.width / shape.heads);  // W_K and W_V: h_kv heads of width d/h
+    const std::string kv_why = fmt::format(" (h_kv = {} key/value head{} of width d/h = {}{})", kv_heads,
+                                           kv_heads == 1 ? "" : "s", shape.width / shape.heads,
+                                           kv_heads == shape.heads ? ", one per query head" : "");
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const bool first = i == 0;
+        const bool last = i + 1 == names.size();
+        const bool key_or_value = !first && !last && (i % 4 == 2 || i % 4 == 3);  // layers.l.w_key, w_value
+        extents.push_back(check_tensor(root, names[i], last ? shape.width : first ? shape.vocabulary : shape.width,
+                                       last ? shape.vocabulary : key_or_value ? kv_width : shape.width,
+                                       key_or_value ? kv_why : ""));
+    }
+    return extents;
+}
+
 }  // namespace
 
 //> load
@@ -456,20 +476,7 @@ SavedModel load_safetensors(const std::string& bytes)
     const std::string vocabulary = vocabulary_metadata(root);
     const ModelShape shape = shape_of(root, vocabulary.size());
     const std::vector<std::string> names = parameter_names(shape);
-    std::vector<Extent> extents;
-    const std::size_t kv_heads = kv_head_count(shape);
-    const std::size_t kv_width = kv_heads * (shape.width / shape.heads);  // W_K and W_V: h_kv heads of width d/h
-    const std::string kv_why = fmt::format(" (h_kv = {} key/value head{} of width d/h = {}{})", kv_heads,
-                                           kv_heads == 1 ? "" : "s", shape.width / shape.heads,
-                                           kv_heads == shape.heads ? ", one per query head" : "");
-    for (std::size_t i = 0; i < names.size(); ++i) {
-        const bool first = i == 0;
-        const bool last = i + 1 == names.size();
-        const bool key_or_value = !first && !last && (i % 4 == 2 || i % 4 == 3);  // layers.l.w_key, w_value
-        extents.push_back(check_tensor(root, names[i], last ? shape.width : first ? shape.vocabulary : shape.width,
-                                       last ? shape.vocabulary : key_or_value ? kv_width : shape.width,
-                                       key_or_value ? kv_why : ""));
-    }
+    const std::vector<Extent> extents = check_tensors(root, shape, names);
     const std::uint64_t covered = check_cover(extents, names);  // in any order, as the format allows
     const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);
     //{ refuses data that do not fill the rest of the file exactly

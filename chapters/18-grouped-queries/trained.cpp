@@ -2,16 +2,21 @@
 // steps, seed and windows, then the h_kv = 4 model mean-pooled to fewer heads, before and after a short training.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "bench.hpp"
 #include "char_text.hpp"
 #include "cli.hpp"
+#include "decoding_speed.hpp"
 #include "grouped_query.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
+#include "safetensors.hpp"
 #include "training_files.hpp"
 
 namespace {
@@ -22,9 +27,11 @@ constexpr std::size_t context = 64;
 constexpr std::size_t batch_windows = 16;
 constexpr std::size_t held_out_windows = 128;  // chapter 14's test windows; the validation windows lie between them
 constexpr double learning_rate = 1e-2;         // Adam's α
+constexpr int timed_runs = 7;                  // --speed: the rounds of each count, interleaved
 const std::vector<std::size_t> kv_counts = {4, 2, 1};  // h_kv: multi-head, grouped, multi-query
 
 struct Data {
+    sa::Vocabulary characters;
     std::vector<std::size_t> training;
     sa::Batch validation;  // where every choice is made
     sa::Batch held_out;    // chapter 14's test windows: each model is scored there once
@@ -139,7 +146,7 @@ Data read_data(const sa::Example& example)
 {
     const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
-    Data data{sa::encode(vocabulary, corpus.split.training), {}, {}, vocabulary.characters.size()};
+    Data data{vocabulary, sa::encode(vocabulary, corpus.split.training), {}, {}, vocabulary.characters.size()};
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, corpus.split.held_out);
     const std::size_t needed = (held_out_windows - 1) * 2 * (context + 1) + context + 1;
     if (data.training.size() <= context + 1 || held_out.size() < needed) {
@@ -154,12 +161,75 @@ Data read_data(const sa::Example& example)
     return data;
 }
 
+// The three trained models: FILE holds the grouped one (h_kv = 2), FILE.multi-query and FILE.multi-head the others.
+// The note goes to stderr, so that the output with --save is the output without it.
+void save_models(const std::string& path, const Data& data, const std::vector<sa::Trainer>& trained)
+{
+    const std::vector<std::string> suffixes = {".multi-head", "", ".multi-query"};  // in the order of kv_counts
+    for (std::size_t i = 0; i < trained.size(); ++i) {
+        const std::string bytes = sa::save_safetensors(trained[i].model, data.characters.characters);
+        std::ofstream out(path + suffixes[i], std::ios::binary);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        if (!out) {
+            throw sa::UsageError(fmt::format("--save: cannot write the file {}", path + suffixes[i]));
+        }
+    }
+    std::fprintf(stderr, "ch18-trained: note: saved h_kv = 2 to %s, h_kv = 1 to %s.multi-query and h_kv = 4 to "
+                 "%s.multi-head\n", path.c_str(), path.c_str(), path.c_str());
+}
+
+// The time of a decoding step is a fact about the machine: it goes to a file of its own (and, with --figures, to
+// a plot), never into the checked output.
+void write_speed(const std::string& path, const sa::Report& report, std::size_t vocabulary, std::uint64_t seed)
+{
+    const std::vector<sa::DecodingShape> shapes = sa::decoding_shapes(vocabulary);
+    std::vector<sa::DecodingTimes> times;
+    sa::LinePlot plot{.title = "Decoding time per token against h_kv = h, measured on the machine that built this copy",
+                      .x_label = "query heads per key/value head, h/h_kv",
+                      .y_label = "median time per token / that of h_kv = h", .log_x = true, .log_x_base = 2};
+    for (const sa::DecodingShape& shape : shapes) {
+        times.push_back(sa::time_decoding(shape, timed_runs, seed));
+        sa::Series series{.name = shape.name};
+        const double reference = sa::bench::median(times.back().per_token.front());
+        for (std::size_t c = 0; c < shape.kv_counts.size(); ++c) {
+            series.x.push_back(static_cast<double>(shape.shape.heads / shape.kv_counts[c]));
+            series.y.push_back(sa::bench::median(times.back().per_token[c]) / reference);
+        }
+        plot.series.push_back(series);
+    }
+    std::ofstream out(path);
+    out << sa::decoding_speed_text(shapes, times, timed_runs);
+    if (!out) {
+        throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
+    }
+    report.line_plot("measured-decoding.svg", plot);
+}
+
+// --load FILE: a saved model, of any h_kv, scored on the same windows as the trained ones.
+std::string loaded_text(const std::string& path, const Data& data, int digits)
+{
+    const sa::LanguageModel model = sa::load_model(path, data.characters).model;
+    const sa::ModelShape& shape = model.shape;
+    const std::size_t kv_heads = sa::kv_head_count(shape);
+    return fmt::format("Loaded {}: d = {}, h = {} query heads, h_kv = {} key/value head(s), {} layer(s), context "
+                       "{}.\nParameters: {}. KV cache per position: {} bytes.\nValidation loss: {:.{}f}. Held-out "
+                       "loss: {:.{}f}.\n\n", path, shape.width, shape.heads, kv_heads, shape.layers, shape.context,
+                       sa::parameter_count(shape),
+                       sa::kv_cache_bytes(shape.layers, kv_heads, shape.width / shape.heads, 1, sizeof(double)),
+                       sa::evaluate(model, data.validation), digits, sa::evaluate(model, data.held_out), digits);
+}
+
 std::string trained_chapter(const sa::Example& example)
 {
     const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
     const auto most = static_cast<std::size_t>(sa::whole_option(example, "--uptrain-steps", 0, 5000));
     const auto seed = static_cast<std::uint64_t>(example.seed);
     const Data data = read_data(example);
+    const std::string& load = example.options.at("--load");
+    if (!load.empty()) {
+        return loaded_text(load, data, example.precision) +
+               sa::decoding_bytes_table(sa::decoding_shapes(data.vocabulary));
+    }
     //> trained
     std::vector<sa::Trainer> trained;
     sa::SplitMix64 next_windows = window_generator(data.vocabulary, seed);
@@ -189,6 +259,13 @@ std::string trained_chapter(const sa::Example& example)
         "the number of steps chosen on the validation windows; the control trains the h_kv = {} model\nthe same "
         "way, unpooled.\n\n", heads, most, heads));
     report.text(uptrained_table({"     2  pooled", "     1  pooled", "     4  as is "}, uptrained, digits));
+    report.text("\n" + sa::decoding_bytes_table(sa::decoding_shapes(data.vocabulary)));
+    if (!example.options.at("--save").empty()) {
+        save_models(example.options.at("--save"), data, trained);
+    }
+    if (!example.options.at("--speed").empty()) {
+        write_speed(example.options.at("--speed"), report, data.vocabulary, seed);
+    }
     return report.str();
 }
 
@@ -202,7 +279,13 @@ int main(int argc, char** argv)
     info.uses_seed = true;
     info.options = {{"--steps", "N", "training steps of each model, 0 to 5000", "600"},
                     {"--uptrain-steps", "N", "the most steps after mean pooling, 0 to 5000", "200"},
-                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""}};
+                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
+                    {"--save", "FILE", "write the h_kv = 2 model to FILE, h_kv = 1 to FILE.multi-query and h_kv = 4 "
+                     "to FILE.multi-head (safetensors, F64)", ""},
+                    {"--load", "FILE", "score a saved model of any h_kv instead of training", ""},
+                    {"--speed", "FILE", "write the measured decoding time per token for each h_kv to FILE (with "
+                     "--figures, a plot too)", ""}};
+    info.writes = {"--save", "--speed"};  // checked before the training starts
     const std::string own = "the models read the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the models are always causal"}};

@@ -170,6 +170,22 @@ def check(program, arguments, note=None, says=None):
     return problems
 
 
+def grouped_model_jobs(folder, programs, model, scratch):
+    """Chapter 18's models, whose query heads share key/value heads (h_kv = 2 in FILE, 1 in FILE.multi-query),
+    made by a 1-step training, read back by chapter 18's --load and chapter 16's; and chapter 14's model too."""
+    if "ch18-trained" not in programs:
+        return []
+    trained = os.path.join(folder, "ch18-trained")
+    grouped = os.path.join(scratch, "grouped.safetensors")
+    subprocess.run([trained, "--steps", "1", "--uptrain-steps", "0", "--save", grouped],
+                   capture_output=True, timeout=300, check=True)
+    jobs = [(trained, ["--load", grouped]), (trained, ["--load", grouped + ".multi-query"]),
+            (trained, ["--load", model])]
+    if "ch16-generating-text" in programs:
+        jobs.append((os.path.join(folder, "ch16-generating-text"), ["--load", grouped, "--length", "5"]))
+    return jobs
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", required=True, help="the folder that holds the chapter programs")
@@ -186,6 +202,7 @@ def main():
     if READS_MODEL:
         subprocess.run([os.path.join(args.bin, "ch14-next-character"), "--steps", "1", "--save", model],
                        capture_output=True, timeout=120, check=True)
+    jobs += grouped_model_jobs(args.bin, programs, model, scratch)
     for name in programs:
         program = os.path.join(args.bin, name)
         if name in READS_MODEL:

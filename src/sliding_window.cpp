@@ -80,6 +80,17 @@ double next_loss(const std::vector<double>& logits, std::size_t target)
     return std::log(total) - (logits[target] - largest);
 }
 
+void check_heads(const char* function, std::size_t head, std::size_t heads)
+{
+    if (heads == 0) {
+        throw std::invalid_argument(fmt::format("{}: 0 heads; expected at least 1 head", function));
+    }
+    if (head >= heads) {
+        throw std::invalid_argument(fmt::format("{}: head {} of {} heads; expected a head from 0 to {}, counted "
+                                                "from 0", function, head, heads, heads - 1));
+    }
+}
+
 void check_targets(const char* function, const std::vector<std::size_t>& inputs,
                    const std::vector<std::size_t>& targets)
 {
@@ -125,6 +136,37 @@ std::size_t window_reach(std::size_t window, std::size_t layers)
     check_window("window_reach", window);
     return layers * (window - 1);
 }
+
+//> alibi
+double alibi_slope(std::size_t head, std::size_t heads)
+{
+    check_heads("alibi_slope", head, heads);
+    std::size_t p = 1;  // the largest power of two not above h
+    while (2 * p <= heads) {
+        p *= 2;
+    }
+    const double a = static_cast<double>(head);
+    const double power = static_cast<double>(p);
+    if (head < p) {
+        return std::exp2(-8.0 * (a + 1.0) / power);  // the slopes of p heads
+    }
+    // Slope b = 2(a − p) of 2p heads, 2^(−8(b+1)/2p): the 1st, 3rd, 5th, ... of them.
+    return std::exp2(-4.0 * (2.0 * (a - power) + 1.0) / power);
+}
+
+Matrix alibi_bias(std::size_t queries, std::size_t keys, std::size_t head, std::size_t heads)
+{
+    check_heads("alibi_bias", head, heads);
+    const double slope = alibi_slope(head, heads);
+    Matrix bias(queries, keys, -std::numeric_limits<double>::infinity());  // j > i: causal
+    for (std::size_t i = 0; i < queries; ++i) {
+        for (std::size_t j = 0; j <= i && j < keys; ++j) {
+            bias(i, j) = slope * (static_cast<double>(j) - static_cast<double>(i));  // −m (i − j), 0 on the diagonal
+        }
+    }
+    return bias;
+}
+//< alibi
 
 RollingCache rolling_cache(const LanguageModel& model, std::size_t window, std::size_t sinks, SinkPositions where)
 {

@@ -1,8 +1,8 @@
 /// \file sliding_window.hpp
 /// \brief Chapter 19: attention past the trained context. A sliding-window mask (each query sees
 ///        its last w keys), what it costs and how far several layers reach; a rolling KV cache that
-///        keeps the last positions, with or without the first few (attention sinks); and the loss of
-///        a text read through each.
+///        keeps the last positions, with or without the first few (attention sinks); the loss of
+///        a text read through each; and ALiBi's slopes and bias, positions as a penalty on the scores.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +51,46 @@ namespace sa {
 /// \return the distance, in positions
 /// \throws std::invalid_argument for a window of 0
 [[nodiscard]] std::size_t window_reach(std::size_t window, std::size_t layers);
+
+/// \brief ALiBi's slope for head a of h heads (Press et al., 2022): \f$ m_a = 2^{-8(a+1)/h} \f$
+///        when h is a power of two.
+///
+/// For h a power of two the slopes are the geometric sequence that starts at \f$ 2^{-8/h} \f$ and
+/// ends at \f$ 2^{-8} = 1/256 \f$: 1/4, 1/16, 1/64, 1/256 for h = 4; 1/2, 1/4, …, 1/256 for h = 8.
+/// For any other h, the paper's rule: with p the largest power of two below h, heads 0 to p − 1
+/// take the slopes of p heads, and heads p to h − 1 take every other slope of 2p heads, its first,
+/// third, fifth, …: \f$ m_a = 2^{-4(2(a - p) + 1)/p} \f$. For h = 6: 1/4, 1/16, 1/64, 1/256, then
+/// 1/2 and 1/8. Every slope lies in \f$ [2^{-8}, 1) \f$; one head (h = 1) gets 1/256.
+///
+/// \param head a, from 0 to h − 1
+/// \param heads h, at least 1
+/// \return \f$ m_a \f$, positive
+/// \throws std::invalid_argument in one line, for 0 heads ("alibi_slope: 0 heads; expected at least
+///         1 head") and for a head outside 0 to h − 1 ("alibi_slope: head 4 of 4 heads; expected a head
+///         from 0 to 3, counted from 0")
+[[nodiscard]] double alibi_slope(std::size_t head, std::size_t heads);
+
+/// \brief ALiBi's bias for head a of h heads: the causal mask with a penalty that grows with the
+///        distance, \f$ B_{ij} = -m_a\,(i - j) \f$ for \f$ j \le i \f$ and \f$ -\infty \f$ for \f$ j > i \f$.
+///
+/// It is added to the scaled scores in place of a mask, \f$ \mathrm{softmax}(QK^\top/\sqrt{d_k} + B) \f$,
+/// and gives attention positions without touching the embeddings, the queries or the keys: a key
+/// \f$ i - j \f$ positions back loses \f$ m_a (i - j) \f$ from its score, so its weight is multiplied
+/// by \f$ e^{-m_a (i - j)} \f$ against the same score at distance 0. The bias depends on the distance
+/// only, and it has no parameter to learn; \f$ m_a \f$ is alibi_slope(a, h).
+///
+/// Shapes: the result is n×m, top-left aligned as causal_mask(): query i and key i are the same
+/// position, and \f$ -\infty \f$ stands exactly where causal_mask() has it. Edges: the diagonal is 0
+/// (a query reads itself unpenalised); a row of 1 key is that 0; 0 queries or keys give an empty matrix.
+///
+/// \param queries n, the number of query rows
+/// \param keys m, the number of key rows
+/// \param head a, from 0 to h − 1
+/// \param heads h, at least 1
+/// \return the bias, n×m
+/// \throws std::invalid_argument for 0 heads or a head outside 0 to h − 1, in one line, as alibi_slope()
+///         ("alibi_bias: 0 heads; expected at least 1 head")
+[[nodiscard]] Matrix alibi_bias(std::size_t queries, std::size_t keys, std::size_t head, std::size_t heads);
 
 /// \brief Where a rolling cache's sinks sit for the rotary angles.
 enum class SinkPositions {

@@ -385,6 +385,241 @@ TEST_CASE("A window of 0 and sinks that fill the window are refused in one line,
     CHECK_THROWS_AS(sa::decode_rolling(model, cache, 7), std::invalid_argument);  // V = 7: tokens 0 to 6
 }
 
+namespace {
+
+// Press et al.'s slopes as their code computes them (get_slopes): for n a power of two the geometric
+// sequence from 2^(−2^−(log2 n − 3)) = 2^(−8/n) with that same ratio; otherwise the slopes of the
+// closest power of two below, then every other slope of twice it, as many as are missing.
+std::vector<double> paper_slopes(std::size_t n)
+{
+    const auto power_of_two = [](std::size_t count) {
+        const double start = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(count)) - 3.0)));
+        std::vector<double> slopes;
+        for (std::size_t i = 0; i < count; ++i) {
+            slopes.push_back(start * std::pow(start, static_cast<double>(i)));
+        }
+        return slopes;
+    };
+    std::size_t closest = 1;
+    while (closest * 2 <= n) {
+        closest *= 2;
+    }
+    std::vector<double> slopes = power_of_two(closest);
+    const std::vector<double> twice = power_of_two(2 * closest);
+    for (std::size_t b = 0; slopes.size() < n; b += 2) {
+        slopes.push_back(twice[b]);
+    }
+    return slopes;
+}
+
+// Softmax over the keys j <= i of q_i · k_j / √d − m (i − j), written out with the exponentials.
+sa::Matrix alibi_reference(const sa::Matrix& q, const sa::Matrix& k, double m)
+{
+    sa::Matrix weights(q.rows(), k.rows(), 0.0);
+    for (std::size_t i = 0; i < q.rows(); ++i) {
+        std::vector<double> e;
+        double total = 0.0;
+        for (std::size_t j = 0; j <= i && j < k.rows(); ++j) {
+            double dot = 0.0;
+            for (std::size_t c = 0; c < q.cols(); ++c) {
+                dot += q(i, c) * k(j, c);
+            }
+            e.push_back(std::exp(dot / std::sqrt(static_cast<double>(q.cols())) - m * static_cast<double>(i - j)));
+            total += e.back();
+        }
+        for (std::size_t j = 0; j < e.size(); ++j) {
+            weights(i, j) = e[j] / total;
+        }
+    }
+    return weights;
+}
+
+}  // namespace
+
+TEST_CASE("ALiBi's slopes: 2^(-8(a+1)/h) for h a power of two, the paper's rule for other h", "[ch19]")
+{
+    INFO("h = 4: 2^(-8/4), 2^(-16/4), 2^(-24/4), 2^(-32/4) = 1/4, 1/16, 1/64, 1/256");
+    const double four[] = {1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256};
+    for (std::size_t a = 0; a < 4; ++a) {
+        CHECK(sa::alibi_slope(a, 4) == four[a]);
+    }
+    INFO("h = 8: 2^(-(a+1)) = 1/2, 1/4, ..., 1/256, the paper's 8 heads");
+    for (std::size_t a = 0; a < 8; ++a) {
+        CHECK(sa::alibi_slope(a, 8) == std::ldexp(1.0, -static_cast<int>(a + 1)));
+    }
+    INFO("h = 6: the 4 slopes of h = 4, then the 1st and 3rd of h = 8's, 1/2 and 1/8");
+    const double six[] = {1.0 / 4, 1.0 / 16, 1.0 / 64, 1.0 / 256, 1.0 / 2, 1.0 / 8};
+    for (std::size_t a = 0; a < 6; ++a) {
+        CHECK(sa::alibi_slope(a, 6) == six[a]);
+    }
+    INFO("h = 1: 2^-8; h = 3: h = 2's 1/16 and 1/256, then h = 4's first, 1/4");
+    CHECK(sa::alibi_slope(0, 1) == 1.0 / 256);
+    CHECK(sa::alibi_slope(0, 3) == 1.0 / 16);
+    CHECK(sa::alibi_slope(1, 3) == 1.0 / 256);
+    CHECK(sa::alibi_slope(2, 3) == 1.0 / 4);
+    INFO("h = 16: 2^(-(a+1)/2), every pair of h = 8's slopes with their geometric mean between them");
+    CHECK_THAT(sa::alibi_slope(0, 16), WithinAbs(1.0 / std::sqrt(2.0), 1e-15));
+    CHECK(sa::alibi_slope(1, 16) == 0.5);
+    CHECK(sa::alibi_slope(15, 16) == 1.0 / 256);
+    for (std::size_t h = 1; h <= 64; ++h) {
+        const std::vector<double> paper = paper_slopes(h);
+        for (std::size_t a = 0; a < h; ++a) {
+            INFO("h = " << h << ", head " << a << ": the paper's get_slopes, written again; every slope in [1/256, 1)");
+            CHECK_THAT(sa::alibi_slope(a, h), Catch::Matchers::WithinRel(paper[a], 1e-12));
+            CHECK(sa::alibi_slope(a, h) >= 1.0 / 256);
+            CHECK(sa::alibi_slope(a, h) < 1.0);
+        }
+    }
+}
+
+TEST_CASE("ALiBi's bias is -m(i - j) on and below the diagonal and the causal mask's -inf above it", "[ch19]")
+{
+    const sa::Matrix bias = sa::alibi_bias(4, 6, 1, 4);  // m = 1/16, n = 4 queries, m = 6 keys
+    const sa::Matrix causal = sa::causal_mask(4, 6);
+    for (std::size_t i = 0; i < 4; ++i) {
+        for (std::size_t j = 0; j < 6; ++j) {
+            INFO("query " << i << ", key " << j << ": -(i - j)/16 for j <= i, -inf where causal_mask has it");
+            if (j <= i) {
+                CHECK(bias(i, j) == -static_cast<double>(i - j) / 16.0);
+            } else {
+                CHECK(bias(i, j) == -infinity);
+                CHECK(causal(i, j) == -infinity);
+            }
+        }
+    }
+    INFO("the diagonal is +0, not -0: a query reads itself unpenalised (and prints 0.000, not -0.000)");
+    CHECK_FALSE(std::signbit(bias(2, 2)));
+    INFO("the bias depends on the distance only: every diagonal holds one value");
+    const sa::Matrix large = sa::alibi_bias(9, 9, 0, 6);
+    for (std::size_t i = 0; i + 1 < 9; ++i) {
+        for (std::size_t j = 0; j <= i; ++j) {
+            CHECK(large(i + 1, j + 1) == large(i, j));
+        }
+    }
+    INFO("0 queries or keys: an empty matrix; more queries than keys: the last rows keep every key");
+    CHECK(sa::alibi_bias(0, 3, 0, 4).rows() == 0);
+    CHECK(sa::alibi_bias(3, 0, 0, 4).cols() == 0);
+    CHECK(sa::alibi_bias(5, 2, 0, 8)(4, 0) == -2.0);  // m = 1/2, 4 back
+}
+
+TEST_CASE("ALiBi's weights equal a softmax written out, and fade as e^(-m d) where scores are equal", "[ch19]")
+{
+    sa::SplitMix64 generator(19);
+    const sa::Matrix q = sa::random_matrix(4, 3, generator);  // n = 4 queries, d_k = 3
+    const sa::Matrix k = sa::random_matrix(6, 3, generator);  // m = 6 keys
+    for (const std::size_t a : {0U, 2U, 5U}) {
+        sa::Matrix biased = sa::scale(sa::scores(q, k), 3);
+        sa::add_in_place(biased, sa::alibi_bias(4, 6, a, 6));
+        const sa::Matrix weights = sa::softmax_rows(biased);
+        const sa::Matrix want = alibi_reference(q, k, sa::alibi_slope(a, 6));
+        for (std::size_t i = 0; i < 4; ++i) {
+            for (std::size_t j = 0; j < 6; ++j) {
+                INFO("head " << a << " of 6, query " << i << ", key " << j);
+                CHECK_THAT(weights(i, j), WithinAbs(want(i, j), 1e-14));
+            }
+        }
+    }
+    INFO("all scores 0: a key d back gets e^(-m d) times the weight of the query's own key, m = 1/4 (h = 4)");
+    const sa::Matrix even = sa::softmax_rows(sa::alibi_bias(6, 6, 0, 4));
+    for (std::size_t d = 0; d <= 5; ++d) {
+        CHECK_THAT(even(5, 5 - d) / even(5, 5), WithinAbs(std::exp(-0.25 * static_cast<double>(d)), 1e-14));
+    }
+}
+
+TEST_CASE("The worked example with ALiBi, beside chapter 10's positions: Cheese's weights each way", "[ch19]")
+{
+    const sa::Matrix embeddings{{2, 0}, {1, 2}, {2, 0}};  // Mouse, Eats, Cheese
+    const sa::Matrix w_query{{0, 1}, {1, 0}};             // swaps the features; W_K = I
+    const sa::Matrix scaled = sa::scale(sa::scores(sa::project(embeddings, w_query), embeddings), 2);
+    const double s = 4.0 / std::sqrt(2.0);  // q_Cheese · k_Eats = 4 and q_Eats · k_j = 4, over √2 = 2√2
+    const auto row = [](const std::vector<double>& exps) {  // softmax of e^(score), by hand
+        double total = 0.0;
+        for (const double e : exps) {
+            total += e;
+        }
+        std::vector<double> out;
+        for (const double e : exps) {
+            out.push_back(e / total);
+        }
+        return out;
+    };
+    const auto weights_of = [&](std::size_t head, std::size_t heads) {
+        sa::Matrix biased = scaled;
+        sa::add_in_place(biased, sa::alibi_bias(3, 3, head, heads));
+        return sa::softmax_rows(biased);
+    };
+    const sa::Matrix steep = weights_of(0, 8);
+    INFO("head 0 of 8, m = 1/2: Eats scores 2√2 - 1/2 and 2√2: 1/(1 + e^(1/2)) = 0.378 and 0.622");
+    CHECK_THAT(steep(1, 0), WithinAbs(1.0 / (1.0 + std::exp(0.5)), 1e-12));
+    CHECK_THAT(steep(1, 0), WithinAbs(0.378, printed));
+    CHECK_THAT(steep(1, 1), WithinAbs(0.622, printed));
+    INFO("Cheese scores 0 - 1, 2√2 - 1/2, 0 - 0: e^-1, e^(2√2 - 1/2), 1 over their sum = 0.032, 0.882, 0.086");
+    const std::vector<double> cheese = row({std::exp(-1.0), std::exp(s - 0.5), 1.0});
+    const double printed_steep[] = {0.032, 0.882, 0.086};
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK_THAT(steep(2, j), WithinAbs(cheese[j], 1e-12));
+        CHECK_THAT(steep(2, j), WithinAbs(printed_steep[j], printed));
+    }
+    INFO("head 7 of 8, m = 1/256: e^(-2/256), e^(2√2 - 1/256), 1: chapter 7's 0.053, 0.894, 0.053 to 3 decimals");
+    const sa::Matrix gentle = weights_of(7, 8);
+    const std::vector<double> cheese_gentle = row({std::exp(-2.0 / 256), std::exp(s - 1.0 / 256), 1.0});
+    const double printed_gentle[] = {0.053, 0.894, 0.053};
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK_THAT(gentle(2, j), WithinAbs(cheese_gentle[j], 1e-12));
+        CHECK_THAT(gentle(2, j), WithinAbs(printed_gentle[j], printed));
+    }
+    INFO("sinusoidal, d = 2: X_Mouse = [2, 1], X_Eats = [1 + sin 1, 2 + cos 1], X_Cheese = [2 + sin 2, cos 2]; "
+         "q_Cheese = [cos 2, 2 + sin 2] (W_Q swaps); scores q · x_j / √2: 0.039, 0.960, 0.002");
+    const sa::Matrix x = sa::add_positions(embeddings, sa::sinusoidal_encoding(3, 2));
+    const sa::Matrix sinusoidal = sa::softmax_rows(sa::apply_mask(
+        sa::scale(sa::scores(sa::project(x, w_query), x), 2), sa::causal_mask(3, 3)));
+    const double q0 = std::cos(2.0);
+    const double q1 = 2.0 + std::sin(2.0);
+    const double xs[3][2] = {{2.0, 1.0}, {1.0 + std::sin(1.0), 2.0 + std::cos(1.0)}, {2.0 + std::sin(2.0), std::cos(2.0)}};
+    std::vector<double> exps;
+    for (const auto& xj : xs) {
+        exps.push_back(std::exp((q0 * xj[0] + q1 * xj[1]) / std::sqrt(2.0)));
+    }
+    const std::vector<double> cheese_sinusoidal = row(exps);
+    const double printed_sinusoidal[] = {0.039, 0.960, 0.002};
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK_THAT(sinusoidal(2, j), WithinAbs(cheese_sinusoidal[j], 1e-12));
+        CHECK_THAT(sinusoidal(2, j), WithinAbs(printed_sinusoidal[j], printed));
+    }
+    INFO("rotary, d = 2, θ = 1: (R_2 q) · (R_j k) = q · R_(j-2) k; q = [0, 2]: Mouse -4 sin 2, Eats "
+         "2(2 cos 1 - sin 1), Cheese 0, over √2: 0.031, 0.566, 0.403");
+    const sa::Matrix rotary = sa::softmax_rows(sa::apply_mask(
+        sa::scale(sa::scores(sa::rope(sa::project(embeddings, w_query)), sa::rope(embeddings)), 2),
+        sa::causal_mask(3, 3)));
+    const std::vector<double> cheese_rotary = row({std::exp(-4.0 * std::sin(2.0) / std::sqrt(2.0)),
+                                                   std::exp(2.0 * (2.0 * std::cos(1.0) - std::sin(1.0)) / std::sqrt(2.0)),
+                                                   1.0});
+    const double printed_rotary[] = {0.031, 0.566, 0.403};
+    for (std::size_t j = 0; j < 3; ++j) {
+        CHECK_THAT(rotary(2, j), WithinAbs(cheese_rotary[j], 1e-12));
+        CHECK_THAT(rotary(2, j), WithinAbs(printed_rotary[j], printed));
+    }
+}
+
+TEST_CASE("0 heads and a head outside 0 to h - 1 are refused in one line, with the form expected", "[ch19]")
+{
+    const auto refused = [](const auto& call, const std::string& says) {
+        try {
+            call();
+            FAIL("not refused: " << says);
+        } catch (const std::invalid_argument& error) {
+            const std::string message = error.what();
+            CHECK_THAT(message, Contains(says) && Contains("expected"));
+            CHECK(message.find('\n') == std::string::npos);
+        }
+    };
+    refused([] { (void)sa::alibi_slope(0, 0); }, "alibi_slope: 0 heads");
+    refused([] { (void)sa::alibi_slope(4, 4); }, "alibi_slope: head 4 of 4 heads");
+    refused([] { (void)sa::alibi_slope(9, 6); }, "head 9 of 6 heads; expected a head from 0 to 5");
+    refused([] { (void)sa::alibi_bias(3, 3, 0, 0); }, "alibi_bias: 0 heads");
+    refused([] { (void)sa::alibi_bias(3, 3, 8, 8); }, "alibi_bias: head 8 of 8 heads");
+}
+
 TEST_CASE("The chapter's printed numbers recomputed from the saved models", "[.ch19-run][support]")
 {
     const std::string output = helpers::read_all(BOOK_CH19_OUTPUT);
@@ -463,4 +698,30 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved models", "[.c
     }
     INFO("even weights over 64 keys: 1/64 = 0.015625");
     CHECK_THAT(output, Contains("1/64 = 0.016"));
+}
+
+TEST_CASE("The chapter's ALiBi slopes and soft windows from 2^(-8(a+1)/h)", "[.ch19-run][support]")
+{
+    const std::string output = helpers::read_all(BOOK_CH19_OUTPUT);
+    const std::string tried = helpers::read_all(BOOK_CH19_TRY_OUTPUT);
+    INFO("h = 4: 2^-2 to 2^-8 in steps of 2^-2; h = 8: 2^-1 to 2^-8; h = 6: h = 4's, then h = 8's first and third");
+    for (const std::string* printed_by : {&output, &tried}) {
+        CHECK_THAT(*printed_by, Contains("  h = 4: 1/4, 1/16, 1/64, 1/256\n"));
+        CHECK_THAT(*printed_by, Contains("  h = 6: 1/4, 1/16, 1/64, 1/256, 1/2, 1/8\n"));
+        CHECK_THAT(*printed_by, Contains("  h = 8: 1/2, 1/4, 1/8, 1/16, 1/32, 1/64, 1/128, 1/256\n"));
+    }
+    const auto soft_window = [](std::size_t head, long long inverse_slope) {
+        const auto m = 1.0 / static_cast<double>(inverse_slope);
+        return fmt::format("  {:>4}   {:>8}   {:>13.3f}   {:>15.3f}\n", head, fmt::format("1/{}", inverse_slope),
+                           std::log(2.0) / m, std::log(100.0) / m);
+    };
+    for (std::size_t a = 0; a < 8; ++a) {
+        INFO("head " << a << " of 8, m = 2^-" << a + 1 << ": e^(-m d) is 1/2 at d = ln 2 / m, 1/100 at ln 100 / m");
+        CHECK_THAT(output, Contains(soft_window(a, 1LL << (a + 1))));
+    }
+    const long long six[] = {4, 16, 64, 256, 2, 8};
+    for (std::size_t a = 0; a < 6; ++a) {
+        INFO("--alibi-heads 6, head " << a << ": m = 1/" << six[a]);
+        CHECK_THAT(tried, Contains(soft_window(a, six[a])));
+    }
 }

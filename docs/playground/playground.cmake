@@ -108,9 +108,9 @@ set(playground_reads_ch16-generating-text BOOK_CH15_COPYING)
 # Chapter 17 simulates its ranks in one process (no MPI in the page): G, the layout and the length.
 set(playground_fields_ch17-ring-attention --ranks --layout --length)
 # Chapter 19's panel reads 2 of the 16 held-out windows, so that its first result comes quickly, and
-# shows the window, the cache, its sinks and that count.
+# shows the window, the cache, its sinks, that count and the heads of its ALiBi slopes.
 set(playground_start_ch19-window-and-sinks --windows 2)
-set(playground_fields_ch19-window-and-sinks --window --cache --sinks --windows)
+set(playground_fields_ch19-window-and-sinks --window --cache --sinks --windows --alibi-heads)
 
 # book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file
 # scripts a chapter needs, from the macros its main.cpp names and its playground_reads_.

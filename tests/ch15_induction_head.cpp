@@ -923,9 +923,20 @@ TEST_CASE("Mean path ablation: a head whose output is the same everywhere, repla
                       Contains("a replacement of 3 values"));
 }
 
+namespace {
+
+// What the chapter's three programs printed, one after the other: the book's output of the chapter.
+std::string chapter_output()
+{
+    return helpers::read_all(BOOK_CH15_OUTPUT) + helpers::read_all(BOOK_CH15_CIRCUIT_OUTPUT) +
+           helpers::read_all(BOOK_CH15_COPYING_OUTPUT);
+}
+
+}  // namespace
+
 TEST_CASE("The chapter's printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
 {
-    const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
+    const std::string output = chapter_output();
     const std::string training_text = helpers::read_all(BOOK_KJV_TRAINING);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(training_text);
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
@@ -1094,7 +1105,7 @@ double direct_path_loss(const sa::LanguageModel& model, const sa::Batch& batch)
 TEST_CASE("The OV circuits and mean ablation and one layer's paths and the fair control recomputed from the saved models",
           "[.ch15-run][support]")
 {
-    const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
+    const std::string output = chapter_output();
     const sa::Vocabulary vocabulary = sa::make_vocabulary(helpers::read_all(BOOK_KJV_TRAINING));
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, helpers::read_all(BOOK_KJV_HELD_OUT));
     const sa::Batch measured = sa::even_batch(held_out, 128, 64);
@@ -1323,7 +1334,7 @@ sa::SpanLosses losses_on(const sa::LanguageModel& model, const sa::CopiedSpans& 
 
 TEST_CASE("The copying models' printed numbers and goals recomputed from the saved models", "[.ch15-run][support]")
 {
-    const std::string output = helpers::read_all(BOOK_CH15_OUTPUT);
+    const std::string output = chapter_output();
     const std::string training_text = helpers::read_all(BOOK_KJV_TRAINING);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(training_text);
     const std::vector<std::size_t> training = sa::encode(vocabulary, training_text);

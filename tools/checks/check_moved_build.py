@@ -4,14 +4,14 @@
 The programs of chapters 14 to 16 read what the build made: the King James text and the models
 chapters 14 and 15 save. They find each in the build folder they run from, the folder above
 their bin/ (sa::book_file()), never in the folder they were built in. This check copies that
-part of the build (the three programs, text/, ch14/ and ch15/) into a temporary folder, copies
+part of the build (four programs, text/, ch14/ and ch15/) into a temporary folder, copies
 that copy again and deletes the first, and then in the second:
 
 - no program's --help shows a path of the machine: nothing of the build folder's or the
   first copy's absolute path, and no default that starts with '/';
 - chapter 16 with its defaults prints what the build's own run printed (outputs/);
-- chapter 14 trains 0 steps on the copy's text, and chapter 15 finds the copy's chapter 14
-  model (its one-layer control);
+- chapter 14 trains 0 steps on the copy's text, and chapter 15's circuit (ch15-circuit) reads
+  the copy's chapter 15 models and finds the copy's chapter 14 model (its one-layer control);
 - with the copy's own model or text removed, each program says it cannot read the copy's
   file, by its path in the copy: it never falls back on the build it came from.
 
@@ -24,9 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-PROGRAMS = ("ch14-next-character", "ch15-induction-head", "ch16-generating-text")
-PRODUCTS = ("text/kjv-training.txt", "text/kjv-held-out.txt", "ch14/model.safetensors", "ch15/model.safetensors",
-            "ch15/model.safetensors.copying")
+PROGRAMS = ("ch14-next-character", "ch15-induction-head", "ch15-circuit", "ch16-generating-text")
+PRODUCTS = ("text/kjv-training.txt", "text/kjv-held-out.txt", "ch14/model.safetensors",
+            *(f"ch15/model.safetensors{suffix}" for suffix in ("", ".without-mix", ".copying", ".copying-control",
+                                                                ".one-layer", ".run")))
 failures = []
 
 
@@ -37,7 +38,7 @@ def expect(condition, message):
 
 
 def copy_build(build, into):
-    """The part of the build the three programs need, copied into `into`."""
+    """The part of the build the programs need, copied into `into`."""
     for name in [f"bin/{program}" for program in PROGRAMS] + list(PRODUCTS):
         os.makedirs(os.path.dirname(os.path.join(into, name)), exist_ok=True)
         shutil.copy2(os.path.join(build, name), os.path.join(into, name))
@@ -70,9 +71,9 @@ def check_runs(build, copy):
     trained = run(copy, "ch14-next-character", "--steps", "0")
     expect(trained.returncode == 0 and "Training text:" in trained.stdout,
            f"ch14 --steps 0 in the copy: exit {trained.returncode}: {trained.stderr.strip()}")
-    control = run(copy, "ch15-induction-head", "--steps", "0", "--copy-steps", "0")
+    control = run(copy, "ch15-circuit")
     expect(control.returncode == 0 and "The one-layer control, chapter 14's saved model (text alone):" in control.stdout,
-           f"ch15 --steps 0 in the copy does not find the copy's chapter 14 model: {control.stderr.strip()}")
+           f"ch15-circuit in the copy does not find the copy's chapter 14 model: {control.stderr.strip()}")
 
 
 def check_own_files(copy):
@@ -83,9 +84,9 @@ def check_own_files(copy):
     expect(missing.returncode == 2 and f"--load: cannot read the file {model}" in missing.stderr,
            f"ch16 without the copy's model: exit {missing.returncode}, {missing.stderr.strip()!r}; expected it "
            f"to name {model}")
-    control = run(copy, "ch15-induction-head", "--steps", "0", "--copy-steps", "0")
+    control = run(copy, "ch15-circuit")
     expect("The one-layer control, chapter 14's saved model: not here" in control.stdout,
-           "ch15 without the copy's chapter 14 model found another one")
+           "ch15-circuit without the copy's chapter 14 model found another one")
     text = os.path.join(copy, "text", "kjv-training.txt")
     os.remove(text)
     no_text = run(copy, "ch14-next-character", "--steps", "0")

@@ -37,7 +37,7 @@ TIME_LIMIT = 900  # seconds; a training chapter runs for a minute, longer under 
 def program_command(args):
     """The command that runs the program (try.cmd's, or the program alone), after its --launcher."""
     command = command_from_file(args.command_file, args.program) if args.command_file else [args.program]
-    return shlex.split(args.launcher or "") + command
+    return shlex.split(args.launcher or "") + command + (args.extra_arg or [])
 
 
 def save(args):
@@ -130,6 +130,8 @@ def main():
     parser.add_argument("--output", help="instead of running the program, compare this file it already wrote")
     parser.add_argument("--expected", help="the expected-output file the book includes")
     parser.add_argument("--command-file", help="a try.cmd file holding the command line to run")
+    parser.add_argument("--extra-arg", action="append",
+                        help="with --save: one more argument after the command's, e.g. --extra-arg=--load; repeat it")
     parser.add_argument("--save", help="run the program once and keep its output in this file (no comparison)")
     parser.add_argument("--figures", help="with --save: also write the program's figures into this folder")
     parser.add_argument("--launcher", help="words that start the program, e.g. \"mpiexec -n 4\" (chapter 17)")

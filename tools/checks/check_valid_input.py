@@ -31,6 +31,10 @@ CORNERS_ONLY = {"ch03-scaling": [(1, 1), (5, 5)], "ch11-gradients": [(1, 1), (2,
 # A program that trains for about a minute by default: its default run is made once at build
 # time and checked there (its .output test), so the grid runs its short trainings only.
 TRAINS = {"ch14-next-character", "ch15-induction-head", "ch18-trained"}
+# A program that reads the models a training program saved at build time (chapter 15's circuit and
+# copying): its run on them is made once at build time and checked there, and it has no input of its
+# own to vary but the file (whose malformed forms tools/checks/check_bad_input.py tries).
+READS_SAVED_RUN = {"ch15-circuit", "ch15-copying"}
 # A program that reads a trained model: the grid gives it one made here by a 1-step training
 # of chapter 14 (so it also runs where the build trained none, under the sanitizers).
 READS_MODEL = {"ch16-generating-text": [[], ["--greedy"], ["--top-k", "1"], ["--temperature", "0.5", "--top-k", "5"],
@@ -66,7 +70,7 @@ def runs_for(name, usage):
     own, causal, embeddings = options_of(usage)
     names = {option for option, _ in own}
     if not embeddings:  # a program without the reader's embeddings (chapter 12): its own options only
-        runs = [] if name in TRAINS else [[]]
+        runs = [] if name in TRAINS or name in READS_SAVED_RUN else [[]]
         if "--steps" in names:
             # chapter 15's second half (its copying models) is left out: its measurements take a minute
             # under the sanitizers; the build's run and the try-it command run it

@@ -166,20 +166,29 @@ LatentCache latent_cache(const Matrix& inputs, const LatentWeights& weights, std
 //< latent-cache
 
 //> latent-unfolded
+LatentHeads latent_heads(const Matrix& query_inputs, std::size_t query_position, const LatentCache& cache,
+                         const LatentWeights& weights, std::size_t heads)
+{
+    //{ checks the widths, the inputs and the cache
+    const LatentWidths widths = latent_widths(weights, heads);
+    check_queries(query_inputs, cache, Matrix(query_inputs.rows(), cache.latent.rows(), 0.0), widths);
+    //}
+    const Matrix content_keys = multiply(cache.latent, weights.w_up_key);  // K^C = C W_UK, h heads
+    const Matrix content_queries = multiply(query_inputs, weights.w_query);
+    const Matrix rotary_queries = rope_heads(multiply(query_inputs, weights.w_query_rotary), heads, query_position);
+    return {interleave_heads(content_queries, rotary_queries, heads, false),
+            interleave_heads(content_keys, cache.rotary_keys, heads, true),  // k^R in every head
+            multiply(cache.latent, weights.w_up_value)};                     // V = C W_UV, h heads
+}
+
 Matrix latent_attention(const Matrix& query_inputs, std::size_t query_position, const LatentCache& cache,
                         const LatentWeights& weights, const Matrix& mask, std::size_t heads)
 {
     // BEGIN SOLUTION latent_attention: chapter 20, Latent keys and values
-    const LatentWidths widths = latent_widths(weights, heads);
-    check_queries(query_inputs, cache, mask, widths);
-    const Matrix content_keys = multiply(cache.latent, weights.w_up_key);   // K^C = C W_UK, h heads
-    const Matrix values = multiply(cache.latent, weights.w_up_value);       // V = C W_UV, h heads
-    const Matrix content_queries = multiply(query_inputs, weights.w_query);
-    const Matrix rotary_queries = rope_heads(multiply(query_inputs, weights.w_query_rotary), heads, query_position);
+    check_queries(query_inputs, cache, mask, latent_widths(weights, heads));
+    const LatentHeads unfolded = latent_heads(query_inputs, query_position, cache, weights, heads);
     // Head a: query [q^C_a | q^R_a], key [k^C_a | k^R], d_h + d_R wide; chapter 9 scales by its root.
-    return multi_head_attention(interleave_heads(content_queries, rotary_queries, heads, false),
-                                interleave_heads(content_keys, cache.rotary_keys, heads, true), values, mask, heads,
-                                weights.w_out);
+    return multi_head_attention(unfolded.queries, unfolded.keys, unfolded.values, mask, heads, weights.w_out);
     // END SOLUTION
 }
 //< latent-unfolded
@@ -276,12 +285,9 @@ LatentGrads latent_self_attention_backward(const Matrix& inputs, const LatentWei
                                      inputs.rows(), widths.out, shape(d_outputs)));
     }
     //}
-    const Matrix content_keys = multiply(cache.latent, weights.w_up_key);
-    const Matrix rotary_queries = rope_heads(multiply(inputs, weights.w_query_rotary), heads, 0);
-    const MultiHeadGrads g = multi_head_backward(
-        interleave_heads(multiply(inputs, weights.w_query), rotary_queries, heads, false),
-        interleave_heads(content_keys, cache.rotary_keys, heads, true), multiply(cache.latent, weights.w_up_value), mask,
-        heads, weights.w_out, d_outputs);
+    const LatentHeads unfolded = latent_heads(inputs, 0, cache, weights, heads);
+    const MultiHeadGrads g = multi_head_backward(unfolded.queries, unfolded.keys, unfolded.values, mask, heads,
+                                                 weights.w_out, d_outputs);
     const std::vector<Matrix> d_query = deinterleave_heads(g.d_queries, heads, widths.head);  // dQ^C, dQ^R
     const std::vector<Matrix> d_key = deinterleave_heads(g.d_keys, heads, widths.head);       // dK^C, each dK^R_a
     const Matrix d_rotary_queries = rope_heads_backward(d_query[1], heads, 0);

@@ -100,6 +100,28 @@ struct LatentWidths {
 [[nodiscard]] LatentCache latent_cache(const Matrix& inputs, const LatentWeights& weights,
                                        std::size_t first_position);
 
+/// \brief Each head's query, key and value, unfolded: what chapter 9's heads read.
+struct LatentHeads {
+    Matrix queries = {};  ///< head a: \f$ [q^C_a \mid q^R_a] \f$, n×(h (\f$ d_h + d_R \f$))
+    Matrix keys = {};     ///< head a: \f$ [k^C_a \mid k^R] \f$, m×(h (\f$ d_h + d_R \f$)); \f$ k^R \f$ in every head
+    Matrix values = {};   ///< \f$ V = C W_{UV} \f$, m×(h \f$ d_v \f$)
+};
+
+/// \brief Rebuilds every head's keys and values from the cache, and makes the queries.
+///
+/// \f$ K^C = C W_{UK} \f$, \f$ V = C W_{UV} \f$, \f$ Q^C = X W_Q \f$ and
+/// \f$ Q^R = \f$ rope_heads(\f$ X W_{QR} \f$) from position \p query_position; head a's columns
+/// are its content part, then its rotary part.
+/// \param query_inputs the tokens that ask, n×d
+/// \param query_position the position of the first query
+/// \param cache latent_cache() of the tokens attended to
+/// \param weights the layer
+/// \param heads h
+/// \return the heads' queries, keys and values
+/// \throws std::invalid_argument and ShapeError as latent_widths(), or if X or the cache do not fit
+[[nodiscard]] LatentHeads latent_heads(const Matrix& query_inputs, std::size_t query_position,
+                                       const LatentCache& cache, const LatentWeights& weights, std::size_t heads);
+
 /// \brief Latent attention, unfolded: K and V rebuilt from the cache, then chapter 9's heads.
 ///
 /// \f$ K^C = C W_{UK} \f$ and \f$ V = C W_{UV} \f$; each head's query is

@@ -332,3 +332,149 @@ TEST_CASE("Latent widths that do not fit are refused, naming the problem and the
                       Contains("the mask needs to be 2×2"));
     CHECK_THROWS_WITH(sa::rope_heads(sa::random_matrix(1, 6, generator), 2, 0), Contains("even width"));
 }
+
+namespace {
+
+// The chapter's example: "Mouse eats cheese", E = [2, 0; 1, 2; 2, 0] at positions 0, 1, 2; h = 2 heads,
+// W_Q = [swap | I], a latent of one number (the mean of the features), W_UK = [1, 0, 1, 0], W_UV = [1, 2],
+// W_KR = I, W_QR = [I | swap], W_O = I.
+struct Example {
+    sa::Matrix embeddings{{2, 0}, {1, 2}, {2, 0}};
+    sa::LatentWeights weights{sa::Matrix{{0, 1, 1, 0}, {1, 0, 0, 1}}, sa::Matrix{{1, 0, 0, 1}, {0, 1, 1, 0}},
+                              sa::Matrix{{0.5}, {0.5}},             sa::Matrix{{1, 0, 1, 0}},
+                              sa::Matrix{{1, 2}},                   sa::Matrix{{1, 0}, {0, 1}},
+                              sa::Matrix{{1, 0}, {0, 1}}};
+};
+
+// Softmax of three scores, and the weighted sum of three values.
+double mixed(const std::vector<double>& scores, const std::vector<double>& values)
+{
+    double total = 0.0;
+    double sum = 0.0;
+    for (std::size_t j = 0; j < scores.size(); ++j) {
+        total += std::exp(scores[j]);
+        sum += std::exp(scores[j]) * values[j];
+    }
+    return sum / total;
+}
+
+}  // namespace
+
+TEST_CASE("The worked example: the latent, the shared rotary key and Mouse's outputs by hand", "[ch20]")
+{
+    const Example example;
+    const sa::LatentCache cache = sa::latent_cache(example.embeddings, example.weights, 0);
+    INFO("c = (x1 + x2)/2: Mouse 1, Eats 1.5, Cheese 1");
+    CHECK_THAT(cache.latent(1, 0), WithinAbs(1.5, 1e-15));
+    const double c1 = std::cos(1.0);
+    const double s1 = std::sin(1.0);
+    INFO("k^R = rope(x): Eats (1, 2) turned by 1 radian, Cheese (2, 0) by 2");
+    CHECK_THAT(cache.rotary_keys(1, 0), WithinAbs(c1 - 2 * s1, 1e-15));
+    CHECK_THAT(cache.rotary_keys(1, 0), WithinAbs(-1.143, printed));
+    CHECK_THAT(cache.rotary_keys(1, 1), WithinAbs(1.922, printed));
+    CHECK_THAT(cache.rotary_keys(2, 0), WithinAbs(-0.832, printed));
+    CHECK_THAT(cache.rotary_keys(2, 1), WithinAbs(1.819, printed));
+    const sa::Matrix outputs = sa::latent_attention(example.embeddings, 0, cache, example.weights,
+                                                    zeros(3, 3), 2);
+    // Head 0, Mouse: q^C = (0, 2) meets k^C = (c, 0): 0; q^R = (2, 0) meets k^R: 2·k^R_1. Over √(2 + 2) = 2.
+    const std::vector<double> head0 = {2.0, c1 - 2 * s1, 2 * std::cos(2.0)};
+    INFO("head 0, Mouse: weights ∝ e², e^(cos 1 − 2 sin 1), e^(2 cos 2) ≈ 0.907, 0.039, 0.053; v = c");
+    CHECK_THAT(std::exp(head0[0]) / (std::exp(head0[0]) + std::exp(head0[1]) + std::exp(head0[2])),
+               WithinAbs(0.907, printed));
+    CHECK_THAT(outputs(0, 0), WithinAbs(mixed(head0, {1.0, 1.5, 1.0}), 1e-12));
+    CHECK_THAT(outputs(0, 0), WithinAbs(1.020, printed));
+    // Head 1, Mouse: q^C = (2, 0) meets (c, 0): 2c; q^R = rope((0, 2)) at 0 meets k^R: 2·k^R_2.
+    const std::vector<double> head1 = {(2.0 + 0.0) / 2, (3.0 + 2 * (s1 + 2 * c1)) / 2,
+                                       (2.0 + 2 * 2 * std::sin(2.0)) / 2};
+    INFO("head 1, Mouse: scores 1, 1.5 + sin 1 + 2 cos 1, 1 + 2 sin 2; v = 2c");
+    CHECK_THAT(outputs(0, 1), WithinAbs(mixed(head1, {2.0, 3.0, 2.0}), 1e-12));
+    CHECK_THAT(outputs(0, 1), WithinAbs(2.611, printed));
+}
+
+TEST_CASE("The worked example folded: W~_Q and W~_O by hand, and the same outputs", "[ch20]")
+{
+    const Example example;
+    const sa::FoldedWeights folded = sa::fold_latent(example.weights, 2);
+    INFO("W~_Q,0 = swap·(1, 0)ᵀ = (0, 1)ᵀ; W~_Q,1 = I·(1, 0)ᵀ = (1, 0)ᵀ");
+    CHECK(sa::identical(folded.w_query_latent, sa::Matrix{{0, 1}, {1, 0}}));
+    INFO("W~_O,0 = 1·(1, 0); W~_O,1 = 2·(0, 1)");
+    CHECK(sa::identical(folded.w_out_latent, sa::Matrix{{1, 0}, {0, 2}}));
+    const sa::LatentCache cache = sa::latent_cache(example.embeddings, example.weights, 0);
+    for (const bool causal : {false, true}) {
+        const sa::Matrix mask = causal ? sa::causal_mask(3, 3) : zeros(3, 3);
+        CHECK(sa::largest_difference(
+                  sa::latent_attention_folded(example.embeddings, 0, cache, example.weights, folded, mask, 2),
+                  sa::latent_attention(example.embeddings, 0, cache, example.weights, mask, 2)) < 1e-12);
+    }
+}
+
+TEST_CASE("The worked example's turned content key: (−sin Δ, cos Δ) at distance Δ, never one matrix", "[ch20]")
+{
+    const Example example;
+    const sa::Matrix swap{{0, 1}, {1, 0}};
+    const sa::Matrix first{{1, 0}};
+    INFO("row (0, 1) of the swap turned by Δ is (−sin Δ, cos Δ); row (1, 0) is (cos Δ, sin Δ); W_UK,0 reads feature 1");
+    for (const std::size_t distance : {0, 1, 2}) {
+        const sa::Matrix fold = sa::rotated_fold(swap, first, distance + 3, 3);
+        const auto delta = static_cast<double>(distance);
+        CHECK_THAT(fold(0, 0), WithinAbs(-std::sin(delta), 1e-12));
+        CHECK_THAT(fold(1, 0), WithinAbs(std::cos(delta), 1e-12));
+    }
+    CHECK_THAT(-std::sin(1.0), WithinAbs(-0.841, printed));
+    CHECK_THAT(std::cos(1.0), WithinAbs(0.540, printed));
+    CHECK_THAT(-std::sin(2.0), WithinAbs(-0.909, printed));
+    CHECK_THAT(std::cos(2.0), WithinAbs(-0.416, printed));
+    INFO("from distance 0, (0, 1): sin 1 ≈ 0.841 apart at distance 1, 1 − cos 2 ≈ 1.416 at distance 2");
+    CHECK_THAT(std::max(std::sin(1.0), 1 - std::cos(1.0)), WithinAbs(0.841, printed));
+    CHECK_THAT(std::max(std::sin(2.0), 1 - std::cos(2.0)), WithinAbs(1.416, printed));
+}
+
+TEST_CASE("The worked example's backward: dW_DKV and dW_KR from central differences of the definition", "[ch20]")
+{
+    const Example example;
+    const LatentShapes s{3, 3, 2, 2, 1, 2, 2, 1, 2, 0};
+    const sa::Matrix ones(3, 2, 1.0);
+    const sa::LatentGrads grads =
+        sa::latent_self_attention_backward(example.embeddings, example.weights, zeros(3, 3), 2, ones);
+    // The loss is the sum of the outputs; the Eigen reference above computes it from the definition.
+    const auto loss = [&](const sa::LatentWeights& w) {
+        return reference(to_eigen(example.embeddings), 0, to_eigen(example.embeddings), w, Eigen::MatrixXd::Zero(3, 3),
+                         s).sum();
+    };
+    const auto numeric = [&](sa::Matrix sa::LatentWeights::*member, std::size_t r, std::size_t c) {
+        constexpr double step = 1e-5;
+        sa::LatentWeights up = example.weights;
+        sa::LatentWeights down = example.weights;
+        (up.*member)(r, c) += step;
+        (down.*member)(r, c) -= step;
+        return (loss(up) - loss(down)) / (2 * step);
+    };
+    INFO("central differences of the definition, step 1e-5: off by about 1e-10 at entries of size 10");
+    CHECK_THAT(grads.d_weights.w_down(0, 0), WithinAbs(numeric(&sa::LatentWeights::w_down, 0, 0), 1e-7));
+    CHECK_THAT(grads.d_weights.w_down(1, 0), WithinAbs(numeric(&sa::LatentWeights::w_down, 1, 0), 1e-7));
+    CHECK_THAT(numeric(&sa::LatentWeights::w_down, 0, 0), WithinAbs(12.454, printed));
+    CHECK_THAT(numeric(&sa::LatentWeights::w_down, 1, 0), WithinAbs(11.093, printed));
+    const std::vector<double> rotary = {-0.832, 0.420, 0.774, 1.149};
+    for (std::size_t k = 0; k < 4; ++k) {
+        CHECK_THAT(grads.d_weights.w_key_rotary(k / 2, k % 2),
+                   WithinAbs(numeric(&sa::LatentWeights::w_key_rotary, k / 2, k % 2), 1e-7));
+        CHECK_THAT(numeric(&sa::LatentWeights::w_key_rotary, k / 2, k % 2), WithinAbs(rotary[k], printed));
+    }
+}
+
+TEST_CASE("The cache tables: the book's model and DeepSeek-V2, from 2·n_layers·h_kv·d_h·σ and n_layers·(d_c + d_R)·σ",
+          "[ch20]")
+{
+    INFO("the book's model: one layer, d_h = 16, F64, t = 64");
+    CHECK(2 * 1 * 4 * 16 * 8 == 1024);
+    CHECK(sa::latent_cache_bytes(1, 8, 8, 1, 8) == (8 + 8) * 8);
+    CHECK(sa::latent_cache_bytes(1, 32, 8, 64, 8) == 40 * 8 * 64);
+    CHECK(sa::latent_cache_bytes(1, 32, 8, 64, 8) == 20480);
+    INFO("(d_c + d_R)/(2 d_h): 16/32 = 0.5, 24/32 = 0.75, 40/32 = 1.25 key/value heads' worth");
+    CHECK_THAT(40.0 / 32.0, WithinAbs(1.25, 1e-15));
+    INFO("DeepSeek-V2: 60 layers, 16-bit numbers, t = 4096");
+    CHECK(2ULL * 60 * 32 * 128 * 2 == 983040ULL);
+    CHECK(2ULL * 60 * 1 * 128 * 2 == 30720ULL);
+    CHECK(sa::latent_cache_bytes(60, 512, 64, 4096, 2) == 283115520ULL);
+    CHECK(2ULL * 60 * 128 * 128 * 2 * 4096 == 16106127360ULL);
+}

@@ -36,35 +36,6 @@ std::size_t head_width(std::string_view name, const Matrix& matrix, std::size_t 
     return matrix.cols() / heads;
 }
 
-// Head by head, [left_a | right_a]; with `shared`, `right` is one head that every head reads.
-Matrix interleave_heads(const Matrix& left, const Matrix& right, std::size_t heads, bool shared)
-{
-    const std::vector<Matrix> lefts = split_heads(left, heads);
-    const std::vector<Matrix> rights = split_heads(right, shared ? 1 : heads);
-    std::vector<Matrix> joined;
-    for (std::size_t a = 0; a < heads; ++a) {
-        joined.push_back(concat_heads({lefts[a], rights[shared ? 0 : a]}));
-    }
-    return concat_heads(joined);
-}
-
-// The other way: each head's first `left` columns, and its remaining ones.
-std::vector<Matrix> deinterleave_heads(const Matrix& joined, std::size_t heads, std::size_t left)
-{
-    const std::size_t width = joined.cols() / heads;
-    Matrix lefts(joined.rows(), heads * left);
-    Matrix rights(joined.rows(), heads * (width - left));
-    for (std::size_t r = 0; r < joined.rows(); ++r) {
-        for (std::size_t a = 0; a < heads; ++a) {
-            for (std::size_t c = 0; c < width; ++c) {
-                (c < left ? lefts(r, a * left + c) : rights(r, a * (width - left) + c - left)) =
-                    joined(r, a * width + c);
-            }
-        }
-    }
-    return {lefts, rights};
-}
-
 void check_queries(const Matrix& query_inputs, const LatentCache& cache, const Matrix& mask,
                    const LatentWidths& widths)
 {
@@ -86,6 +57,33 @@ void check_queries(const Matrix& query_inputs, const LatentCache& cache, const M
 }
 
 }  // namespace
+
+Matrix interleave_heads(const Matrix& left, const Matrix& right, std::size_t heads, bool shared)
+{
+    const std::vector<Matrix> lefts = split_heads(left, heads);
+    const std::vector<Matrix> rights = split_heads(right, shared ? 1 : heads);
+    std::vector<Matrix> joined;
+    for (std::size_t a = 0; a < heads; ++a) {
+        joined.push_back(concat_heads({lefts[a], rights[shared ? 0 : a]}));
+    }
+    return concat_heads(joined);
+}
+
+std::vector<Matrix> deinterleave_heads(const Matrix& joined, std::size_t heads, std::size_t left)
+{
+    const std::size_t width = joined.cols() / heads;
+    Matrix lefts(joined.rows(), heads * left);
+    Matrix rights(joined.rows(), heads * (width - left));
+    for (std::size_t r = 0; r < joined.rows(); ++r) {
+        for (std::size_t a = 0; a < heads; ++a) {
+            for (std::size_t c = 0; c < width; ++c) {
+                (c < left ? lefts(r, a * left + c) : rights(r, a * (width - left) + c - left)) =
+                    joined(r, a * width + c);
+            }
+        }
+    }
+    return {lefts, rights};
+}
 
 LatentWidths latent_widths(const LatentWeights& weights, std::size_t heads)
 {

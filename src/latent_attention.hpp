@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "matrix.hpp"
 
@@ -69,6 +70,26 @@ struct LatentWidths {
 ///         \f$ d_R \f$ is odd; the message names latent_widths and the matrix, e.g.
 ///         "W_UK needs 2 rows (one per latent feature, d_c = 2), but W_UK is 3×4"
 [[nodiscard]] LatentWidths latent_widths(const LatentWeights& weights, std::size_t heads);
+
+/// \brief Head by head, the columns of one matrix then those of another:
+///        \f$ [\,L_0 \mid R_0 \mid L_1 \mid R_1 \mid \dots\,] \f$.
+///
+/// Shapes: L n×(h \f$ w_L \f$); R n×(h \f$ w_R \f$), or n×\f$ w_R \f$ with \p shared (one head that every
+/// head reads, as the rotary key); the result n×(h (\f$ w_L + w_R \f$)).
+/// \param left L
+/// \param right R
+/// \param heads h, at least 1
+/// \param shared whether R is one head for all
+/// \return the heads side by side, each L's part first
+/// \throws ShapeError if the rows differ or a matrix does not split into its heads
+[[nodiscard]] Matrix interleave_heads(const Matrix& left, const Matrix& right, std::size_t heads, bool shared);
+
+/// \brief The other way: each head's first \p left columns, and its remaining ones.
+/// \param joined n×(h w), from interleave_heads()
+/// \param heads h, at least 1
+/// \param left \f$ w_L \f$, at most w
+/// \return { n×(h \f$ w_L \f$), n×(h (w − \f$ w_L \f$)) }
+[[nodiscard]] std::vector<Matrix> deinterleave_heads(const Matrix& joined, std::size_t heads, std::size_t left);
 
 /// \brief Turns each of h heads' columns by rope() (chapter 10), row r at position first + r.
 ///

@@ -2,6 +2,7 @@
 // the latent, the up-projections folded into the query and output side, and the rotary part kept apart.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,10 +13,13 @@
 
 #include <fmt/format.h>
 
+#include "cross_entropy.hpp"
 #include "dense.hpp"
+#include "embedding.hpp"
 #include "gradient_check.hpp"
 #include "helpers.hpp"
 #include "latent_attention.hpp"
+#include "latent_model.hpp"
 #include "masking.hpp"
 #include "random.hpp"
 
@@ -477,4 +481,108 @@ TEST_CASE("The cache tables: the book's model and DeepSeek-V2, from 2·n_layers�
     CHECK(2ULL * 60 * 1 * 128 * 2 == 30720ULL);
     CHECK(sa::latent_cache_bytes(60, 512, 64, 4096, 2) == 283115520ULL);
     CHECK(2ULL * 60 * 128 * 128 * 2 * 4096 == 16106127360ULL);
+}
+
+
+namespace {
+
+sa::Batch small_batch(sa::SplitMix64& generator, std::size_t vocabulary, std::size_t windows, std::size_t window)
+{
+    sa::Batch batch{{}, {}, window};
+    for (std::size_t i = 0; i < windows * window; ++i) {
+        batch.inputs.push_back(below(generator, vocabulary));
+        batch.targets.push_back(below(generator, vocabulary));
+    }
+    return batch;
+}
+
+// The model from its definition: each window through latent_self_attention() (the plain steps) under a causal
+// mask, added to the stream, then W_U.
+sa::Matrix plain_logits(const sa::LatentModel& model, const std::vector<std::size_t>& tokens, std::size_t window)
+{
+    const sa::Matrix x = sa::embed(model.embedding, tokens);
+    sa::Matrix stream = x;
+    for (std::size_t first = 0; first < tokens.size(); first += window) {
+        const std::size_t rows = std::min(window, tokens.size() - first);
+        sa::Matrix part(rows, x.cols());
+        for (std::size_t r = 0; r < rows; ++r) {
+            for (std::size_t c = 0; c < x.cols(); ++c) {
+                part(r, c) = x(first + r, c);
+            }
+        }
+        const sa::Matrix y = sa::latent_self_attention(part, model.layer, sa::causal_mask(rows, rows), model.shape.heads);
+        for (std::size_t r = 0; r < rows; ++r) {
+            for (std::size_t c = 0; c < x.cols(); ++c) {
+                stream(first + r, c) += y(r, c);
+            }
+        }
+    }
+    return sa::multiply(stream, model.unembedding);
+}
+
+}  // namespace
+
+TEST_CASE("Latent model: its logits are the plain steps window by window, through chapter 14's tiled kernel",
+          "[ch20]")
+{
+    sa::SplitMix64 generator(2800);
+    const sa::LatentModelShape shape{7, 8, 2, 6, 3, 4};
+    const sa::LatentModel model = sa::random_latent_model(shape, generator);
+    std::vector<std::size_t> tokens;
+    for (std::size_t i = 0; i < 6 + 6 + 4; ++i) {  // two windows of 6 and a last one of 4
+        tokens.push_back(below(generator, 7));
+    }
+    INFO("the values padded with d_R zeros make the kernel's heads d_h + d_R wide: its root is the latent's scale");
+    CHECK(sa::largest_difference(sa::latent_logits(model, tokens, 6), plain_logits(model, tokens, 6)) < 1e-12);
+}
+
+TEST_CASE("Latent model: the gradient of every parameter agrees with central differences of the loss", "[ch20]")
+{
+    sa::SplitMix64 generator(2900);
+    const sa::LatentModelShape shape{5, 8, 2, 4, 3, 2};
+    sa::LatentModel model = sa::random_latent_model(shape, generator);
+    for (sa::Matrix* parameter : sa::latent_parameters(model)) {  // W_U at 0.01 would leave the layers' gradients tiny
+        for (std::size_t i = 0; i < parameter->rows() * parameter->cols(); ++i) {
+            parameter->data()[i] *= 3.0;
+        }
+    }
+    const sa::Batch batch = small_batch(generator, 5, 2, 4);
+    sa::LatentModel grads = sa::latent_gradient(model, batch, nullptr);
+    sa::LatentModel changed = model;
+    const std::vector<sa::Matrix*> at = sa::latent_parameters(changed);
+    const std::vector<sa::Matrix*> analytic = sa::latent_parameters(grads);
+    const std::vector<std::string> names = sa::latent_parameter_names();
+    constexpr double step = 1e-5;
+    for (std::size_t p = 0; p < at.size(); ++p) {
+        const sa::Matrix numeric = sa::numeric_gradient(
+            [&](const sa::Matrix& value) {
+                const sa::Matrix kept = *at[p];
+                *at[p] = value;
+                const double loss = sa::cross_entropy(plain_logits(changed, batch.inputs, 4), batch.targets).loss;
+                *at[p] = kept;
+                return loss;
+            },
+            *at[p], step);
+        INFO(names[p] << ": the loss from the plain steps, its gradient from the tiled kernel and the chain above");
+        CHECK(sa::relative_difference(*analytic[p], numeric) < 1e-6);
+    }
+}
+
+TEST_CASE("Latent model: parameters from the shape, names in the order of the matrices, sizes refused", "[ch20]")
+{
+    INFO("V = 63, d = 64, h = 4, d_c = 16, d_R = 8: 2·63·64 + 2·64² + 64·4·8 + 64·8 + 64·16 + 2·16·64");
+    CHECK(sa::latent_parameter_count({63, 64, 4, 64, 16, 8}) == 8064 + 8192 + 2048 + 512 + 1024 + 2048);
+    CHECK(sa::latent_parameter_count({63, 64, 4, 64, 32, 8}) == 24960);
+    sa::SplitMix64 generator(3000);
+    sa::LatentModel model = sa::random_latent_model({63, 64, 4, 64, 16, 8}, generator);
+    std::size_t entries = 0;
+    for (const sa::Matrix* parameter : sa::latent_parameters(model)) {
+        entries += parameter->rows() * parameter->cols();
+    }
+    CHECK(entries == 21888);
+    CHECK(sa::latent_parameter_names().size() == sa::latent_parameters(model).size());
+    CHECK_THROWS_WITH(sa::random_latent_model({63, 64, 4, 64, 65, 8}, generator),
+                      Contains("d_c = 65 for d = 64") && Contains("1 ≤ d_c ≤ d"));
+    CHECK_THROWS_WITH(sa::random_latent_model({63, 64, 4, 64, 0, 8}, generator), Contains("d_c = 0"));
+    CHECK_THROWS_WITH(sa::random_latent_model({63, 64, 4, 64, 16, 3}, generator), Contains("d_R = 3"));
 }

@@ -2,6 +2,7 @@
 // what the cache keeps; the up-projections folded away; the rotary part kept apart.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -317,22 +318,31 @@ void report_cache(sa::Report& report)
     for (const CacheModel& model : cache_models) {
         report.text(fmt::format("\n{}:\nh = {}, d_h = {}, n_layers = {}, σ = {}, t = {}\n", model.name, model.heads,
                                 model.width, model.layers, model.bytes, model.context));
-        report.text(fmt::format("  {:<27}  {:>7}  {:>7}  {:>9}  {:>11}\n", "kept per token and layer", "numbers",
-                                "as h_kv", "per token", "at t"));
+        report.text(fmt::format("  {:<27}  {:>7}  {:>7}  {:>9}  {:>11}  {:>10}\n", "kept per token and layer",
+                                "numbers", "as h_kv", "per token", "at t", "h_kv = h's"));
+        // how many times the cache of a key and a value head per query head is larger
+        const auto times = [&](std::uint64_t bytes) {
+            return fmt::format("/ {:.2f}", static_cast<double>(sa::kv_cache_bytes(model.layers, model.heads,
+                                                                                  model.width, 1, model.bytes)) /
+                                               static_cast<double>(bytes));
+        };
         for (const std::size_t kv_heads : model.kv_heads) {
-            report.text(fmt::format("  {:<27}  {:>7}  {:>7}  {:>9}  {:>11}\n",
+            const std::uint64_t bytes = sa::kv_cache_bytes(model.layers, kv_heads, model.width, 1, model.bytes);
+            report.text(fmt::format("  {:<27}  {:>7}  {:>7}  {:>9}  {:>11}  {:>10}\n",
                                     fmt::format("keys and values, h_kv = {}", kv_heads), 2 * kv_heads * model.width,
-                                    kv_heads, sa::kv_cache_bytes(model.layers, kv_heads, model.width, 1, model.bytes),
-                                    sa::kv_cache_bytes(model.layers, kv_heads, model.width, model.context,
-                                                       model.bytes)));
+                                    kv_heads, bytes,
+                                    sa::kv_cache_bytes(model.layers, kv_heads, model.width, model.context, model.bytes),
+                                    times(bytes)));
         }
         for (const auto& [latent, rotary] : model.latents) {
             // (d_c + d_R) / (2 d_h): the key/value heads that would take as many numbers
             const double as_heads = static_cast<double>(latent + rotary) / (2.0 * static_cast<double>(model.width));
-            report.text(fmt::format("  {:<27}  {:>7}  {:>7.2f}  {:>9}  {:>11}\n",
+            const std::uint64_t bytes = sa::latent_cache_bytes(model.layers, latent, rotary, 1, model.bytes);
+            report.text(fmt::format("  {:<27}  {:>7}  {:>7.2f}  {:>9}  {:>11}  {:>10}\n",
                                     fmt::format("latent, d_c = {}, d_R = {}", latent, rotary), latent + rotary,
-                                    as_heads, sa::latent_cache_bytes(model.layers, latent, rotary, 1, model.bytes),
-                                    sa::latent_cache_bytes(model.layers, latent, rotary, model.context, model.bytes)));
+                                    as_heads, bytes,
+                                    sa::latent_cache_bytes(model.layers, latent, rotary, model.context, model.bytes),
+                                    times(bytes)));
         }
     }
 }

@@ -183,15 +183,15 @@ void report_latent(sa::Report& report, const sa::Example& example, const Run& ru
     const std::size_t keyed = widths.head + widths.rotary;
     report.text(fmt::format("h = {} heads, d = {}, d_c = {}, d_h = {}, d_R = {}, d_v = {}.\n\n", run.heads,
                             widths.model, widths.latent, widths.head, widths.rotary, widths.value));
-    report.table("The latent C = E·W_DKV (what the cache keeps)", run.cache.latent, tokens,
+    report.table("The latent C^KV = E·W_DKV (what the cache keeps)", run.cache.latent, tokens,
                  sa::feature_labels(widths.latent));
     report.table("The rotary key K^R = rope(E·W_KR), shared by the heads (also kept)", run.cache.rotary_keys, tokens,
                  sa::feature_labels(widths.rotary));
     const auto per_head = sa::head_labels(run.heads, sa::feature_labels(keyed));
     report.table("Queries, each head [content q^C = E·W_Q | rotary q^R = rope(E·W_QR)]", run.unfolded_heads.queries,
                  tokens, per_head);
-    report.table("Keys, each head [content k^C = C·W_UK | the shared k^R]", run.unfolded_heads.keys, tokens, per_head);
-    report.table("Values V = C·W_UV", run.unfolded_heads.values, tokens,
+    report.table("Keys, each head [content k^C = C^KV·W_UK | the shared k^R]", run.unfolded_heads.keys, tokens, per_head);
+    report.table("Values V = C^KV·W_UV", run.unfolded_heads.values, tokens,
                  sa::head_labels(run.heads, sa::feature_labels(widths.value)));
     const std::vector<sa::Matrix> weights =
         sa::head_weights(run.unfolded_heads.queries, run.unfolded_heads.keys, run.mask, run.heads);
@@ -214,7 +214,7 @@ void report_folded(sa::Report& report, const sa::Example& example, const Run& ru
                  sa::feature_labels(widths.model), sa::head_labels(run.heads, sa::feature_labels(widths.latent)));
     report.table("W~_O = [W_UV,a·W_O,a one under another], (h·d_c)×d_out", run.folding.w_out_latent,
                  sa::head_labels(run.heads, sa::feature_labels(widths.latent)), sa::feature_labels(widths.out));
-    report.table("Outputs, folded (each head reads the cache row [c | k^R], one key/value head for all)", run.folded,
+    report.table("Outputs, folded (each head reads the cache row [c^KV | k^R], one key/value head for all)", run.folded,
                  example.tokens, sa::feature_labels(widths.out));
     report.text(fmt::format("Folded == unfolded to 1e-12 (largest difference below it): {}\n\n",
                             sa::largest_difference(run.folded, run.unfolded) < 1e-12));

@@ -135,12 +135,30 @@ struct Results {
     std::size_t chosen = 0;                  // the d_c of the lowest validation loss (the first, on a tie)
 };
 
+Results train_all(const Data& data, std::size_t steps, const std::vector<long>& latents, std::size_t rotary,
+                  std::uint64_t seed)
+{
+    Results results;
+    results.grouped.resize(kv_counts.size());
+    results.latent.resize(latents.size());
+    std::vector<std::function<void()>> jobs;  // every model trains on its own: side by side on the cores
+    for (std::size_t i = 0; i < kv_counts.size(); ++i) {
+        jobs.emplace_back([&, i] { results.grouped[i] = train_grouped(kv_counts[i], data, steps, seed); });
+    }
+    for (std::size_t i = 0; i < latents.size(); ++i) {
+        const auto latent = static_cast<std::size_t>(latents[i]);
+        jobs.emplace_back([&, i, latent] { results.latent[i] = train_latent(latent, rotary, data, steps, seed); });
+    }
+    side_by_side(jobs);
+    return results;
+}
+
 std::string results_table(const Results& results, const Data& data, int digits)
 {
-    std::string text = "  model                     parameters  cache per position  validation  held-out\n";
+    std::string text = "  model                      parameters  cache per position  validation  held-out\n";
     for (const sa::LanguageModel& model : results.grouped) {
         const std::size_t kv_heads = sa::kv_head_count(model.shape);
-        text += fmt::format("  {:<24}  {:>10}  {:>12} bytes  {:>10.{}f}  {:>8.{}f}\n",
+        text += fmt::format("  {:<25}  {:>10}  {:>12} bytes  {:>10.{}f}  {:>8.{}f}\n",
                             fmt::format("h_kv = {} ({})", kv_heads, kv_heads == heads ? "chapter 14" : "chapter 18"),
                             sa::parameter_count(model.shape),
                             sa::kv_cache_bytes(1, kv_heads, width / heads, 1, sizeof(double)),
@@ -152,7 +170,7 @@ std::string results_table(const Results& results, const Data& data, int digits)
                                          ? fmt::format("{:>8.{}f}", sa::evaluate_latent(results.latent[i], data.held_out),
                                                        digits)
                                          : fmt::format("{:>8}", "-");
-        text += fmt::format("  {:<24}  {:>10}  {:>12} bytes  {:>10.{}f}  {}{}\n",
+        text += fmt::format("  {:<25}  {:>10}  {:>12} bytes  {:>10.{}f}  {}{}\n",
                             fmt::format("latent, d_c = {}, d_R = {}", shape.latent, shape.rotary),
                             sa::latent_parameter_count(shape),
                             sa::latent_cache_bytes(1, shape.latent, shape.rotary, 1, sizeof(double)),
@@ -172,20 +190,9 @@ std::string trained_chapter(const sa::Example& example)
     }
     const auto seed = static_cast<std::uint64_t>(example.seed);
     const Data data = read_data(example);
+    Results results = train_all(data, steps, latents, rotary, seed);
     //> trained
-    Results results;
-    results.grouped.resize(kv_counts.size());
-    results.latent.resize(latents.size());
-    std::vector<std::function<void()>> jobs;  // every model trains on its own: side by side on the cores
-    for (std::size_t i = 0; i < kv_counts.size(); ++i) {
-        jobs.emplace_back([&, i] { results.grouped[i] = train_grouped(kv_counts[i], data, steps, seed); });
-    }
-    for (std::size_t i = 0; i < latents.size(); ++i) {
-        const auto latent = static_cast<std::size_t>(latents[i]);
-        jobs.emplace_back([&, i, latent] { results.latent[i] = train_latent(latent, rotary, data, steps, seed); });
-    }
-    side_by_side(jobs);
-    for (std::size_t i = 0; i < latents.size(); ++i) {
+    for (std::size_t i = 0; i < results.latent.size(); ++i) {
         results.latent_validation.push_back(sa::evaluate_latent(results.latent[i], data.validation));
         if (results.latent_validation[i] < results.latent_validation[results.chosen]) {
             results.chosen = i;  // chosen on the validation windows only

@@ -20,16 +20,6 @@
 
 namespace {
 
-//> example
-// "Mouse eats cheese" with h = 2 heads of width d_h = 2 (chapter 18's W_Q: [swap | identity]), a latent of d_c = 1
-// number per token (the mean of the two features), and a rotary key of d_R = 2 features shared by the heads.
-sa::Example latent_example()
-{
-    sa::Example example = sa::mouse_eats_cheese();
-    example.w_query = sa::Matrix{{0, 1, 1, 0}, {1, 0, 0, 1}};
-    return example;
-}
-
 // Defaults that no longer fit the reader's numbers become what they need (the note line says so): 1 head where W_Q's
 // columns are odd; a latent of one number, the mean of the features; content keys that read it in each head's first
 // feature; values 1, 2, … times it; a rotary key of the first two features (d_R = 2, in every head); W_O = I.
@@ -54,50 +44,76 @@ std::string fit_when(bool fits, const sa::Matrix& fitted)
     return fits ? "" : sa::matrix_text(fitted);
 }
 
+std::string fit_down(const sa::Example& example)  // W_DKV: the mean of the d features
+{
+    const std::size_t d = example.embeddings.cols();
+    return fit_when(d == 2, pattern(d, 1, [d](std::size_t, std::size_t) { return 1.0 / static_cast<double>(d); }));
+}
+
+std::string fit_up_key(const sa::Example& example)  // W_UK: each latent feature into a feature of every head
+{
+    const std::size_t d_c = sa::matrix_option(example, "--wdkv").cols();
+    const std::size_t cols = example.w_query.cols();
+    const std::size_t d_h = std::max<std::size_t>(1, cols / fitted_heads(example));
+    return fit_when(d_c == 1 && cols == 4, pattern(d_c, cols, [d_h](std::size_t r, std::size_t c) {
+                        return c % d_h == r % d_h ? 1.0 : 0.0;
+                    }));
+}
+
+std::string fit_up_value(const sa::Example& example)  // W_UV: head a's value a + 1 times the first latent feature
+{
+    const std::size_t d_c = sa::matrix_option(example, "--wdkv").cols();
+    const std::size_t heads = fitted_heads(example);
+    return fit_when(d_c == 1 && heads == 2, pattern(d_c, heads, [](std::size_t r, std::size_t c) {
+                        return r == 0 ? static_cast<double>(c + 1) : 0.0;
+                    }));
+}
+
+std::string fit_key_rotary(const sa::Example& example)  // W_KR: the first two features
+{
+    const std::size_t d = example.embeddings.cols();
+    return fit_when(d == 2, pattern(d, 2, [](std::size_t r, std::size_t c) { return r == c ? 1.0 : 0.0; }));
+}
+
+std::string fit_query_rotary(const sa::Example& example)  // W_QR: W_KR's pattern in every head
+{
+    const std::size_t d = example.embeddings.cols();
+    const std::size_t d_r = sa::matrix_option(example, "--wkr").cols();
+    const std::size_t heads = fitted_heads(example);
+    return fit_when(d == 2 && d_r == 2 && heads == 2, pattern(d, heads * d_r, [d_r](std::size_t r, std::size_t c) {
+                        return r == c % d_r ? 1.0 : 0.0;
+                    }));
+}
+
+std::string fit_out(const sa::Example& example)  // W_O = I
+{
+    const std::size_t rows = sa::matrix_option(example, "--wuv").cols();
+    return fit_when(rows == 2, sa::identity(rows));
+}
+
+std::string fit_heads(const sa::Example& example)
+{
+    return example.w_query.cols() % 2 == 0 ? "" : "1";
+}
+
+//> example
+// "Mouse eats cheese" with h = 2 heads of width d_h = 2 (chapter 18's W_Q: [swap | identity]), a latent of d_c = 1
+// number per token (the mean of the two features), and a rotary key of d_R = 2 features shared by the heads.
+sa::Example latent_example()
+{
+    sa::Example example = sa::mouse_eats_cheese();
+    example.w_query = sa::Matrix{{0, 1, 1, 0}, {1, 0, 0, 1}};
+    return example;
+}
+
 const std::vector<sa::ProgramOption> options = {
-    {"--heads", "H", "h, the heads; it divides the columns of --wq, --wuk, --wuv and --wqr", "2",
-     [](const sa::Example& example) { return example.w_query.cols() % 2 == 0 ? std::string() : std::string("1"); }},
-    {"--wdkv", "M", "W_DKV, d×d_c: the latent of each token, 1 ≤ d_c ≤ d", "0.5;0.5",
-     [](const sa::Example& example) {
-         const std::size_t d = example.embeddings.cols();
-         return fit_when(d == 2, pattern(d, 1, [d](std::size_t, std::size_t) { return 1.0 / static_cast<double>(d); }));
-     }},
-    {"--wuk", "M", "W_UK, d_c×(h·d_h): the content keys from the latent, as wide as --wq", "1,0,1,0",
-     [](const sa::Example& example) {
-         const std::size_t d_c = sa::matrix_option(example, "--wdkv").cols();
-         const std::size_t cols = example.w_query.cols();
-         const std::size_t d_h = std::max<std::size_t>(1, cols / fitted_heads(example));
-         return fit_when(d_c == 1 && cols == 4, pattern(d_c, cols, [d_h](std::size_t r, std::size_t c) {
-                             return c % d_h == r % d_h ? 1.0 : 0.0;
-                         }));
-     }},
-    {"--wuv", "M", "W_UV, d_c×(h·d_v): the values from the latent", "1,2",
-     [](const sa::Example& example) {
-         const std::size_t d_c = sa::matrix_option(example, "--wdkv").cols();
-         const std::size_t heads = fitted_heads(example);
-         return fit_when(d_c == 1 && heads == 2, pattern(d_c, heads, [](std::size_t r, std::size_t c) {
-                             return r == 0 ? static_cast<double>(c + 1) : 0.0;
-                         }));
-     }},
-    {"--wkr", "M", "W_KR, d×d_R: the rotary key all heads share, d_R even", "1,0;0,1",
-     [](const sa::Example& example) {
-         const std::size_t d = example.embeddings.cols();
-         return fit_when(d == 2, pattern(d, 2, [](std::size_t r, std::size_t c) { return r == c ? 1.0 : 0.0; }));
-     }},
-    {"--wqr", "M", "W_QR, d×(h·d_R): each head's rotary query", "1,0,0,1;0,1,1,0",
-     [](const sa::Example& example) {
-         const std::size_t d = example.embeddings.cols();
-         const std::size_t d_r = sa::matrix_option(example, "--wkr").cols();
-         const std::size_t heads = fitted_heads(example);
-         return fit_when(d == 2 && d_r == 2 && heads == 2, pattern(d, heads * d_r, [d_r](std::size_t r, std::size_t c) {
-                             return r == c % d_r ? 1.0 : 0.0;
-                         }));
-     }},
-    {"--wo", "M", "W_O, (h·d_v)×d_out: the heads' outputs side by side back out", "1,0;0,1",
-     [](const sa::Example& example) {
-         const std::size_t rows = sa::matrix_option(example, "--wuv").cols();
-         return fit_when(rows == 2, sa::identity(rows));
-     }}};
+    {"--heads", "H", "h, the heads; it divides the columns of --wq, --wuk, --wuv and --wqr", "2", fit_heads},
+    {"--wdkv", "M", "W_DKV, d×d_c: the latent of each token, 1 ≤ d_c ≤ d", "0.5;0.5", fit_down},
+    {"--wuk", "M", "W_UK, d_c×(h·d_h): the content keys from the latent, as wide as --wq", "1,0,1,0", fit_up_key},
+    {"--wuv", "M", "W_UV, d_c×(h·d_v): the values from the latent", "1,2", fit_up_value},
+    {"--wkr", "M", "W_KR, d×d_R: the rotary key all heads share, d_R even", "1,0;0,1", fit_key_rotary},
+    {"--wqr", "M", "W_QR, d×(h·d_R): each head's rotary query", "1,0,0,1;0,1,1,0", fit_query_rotary},
+    {"--wo", "M", "W_O, (h·d_v)×d_out: the heads' outputs side by side back out", "1,0;0,1", fit_out}};
 //< example
 
 sa::LatentWeights read_weights(const sa::Example& example)

@@ -159,8 +159,9 @@ struct LatentHeads {
 /// \param mask M, additive, n×m
 /// \param heads h
 /// \return the outputs
-/// \throws std::invalid_argument and ShapeError as latent_widths(), or if X, the cache or M do
-///         not fit
+/// \throws std::invalid_argument and ShapeError as latent_widths(), or ShapeError if X, the cache
+///         or M do not fit; the message names latent_attention and the shapes, e.g. "the mask needs
+///         to be 2×2 (a row per query, a column per cached token), but it is 2×3"
 [[nodiscard]] Matrix latent_attention(const Matrix& query_inputs, std::size_t query_position,
                                       const LatentCache& cache, const LatentWeights& weights, const Matrix& mask,
                                       std::size_t heads);

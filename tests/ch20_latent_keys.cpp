@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +23,7 @@
 #include "latent_model.hpp"
 #include "masking.hpp"
 #include "random.hpp"
+#include "safetensors.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
@@ -585,4 +587,42 @@ TEST_CASE("Latent model: parameters from the shape, names in the order of the ma
                       Contains("d_c = 65 for d = 64") && Contains("1 ≤ d_c ≤ d"));
     CHECK_THROWS_WITH(sa::random_latent_model({63, 64, 4, 64, 0, 8}, generator), Contains("d_c = 0"));
     CHECK_THROWS_WITH(sa::random_latent_model({63, 64, 4, 64, 16, 3}, generator), Contains("d_R = 3"));
+}
+
+TEST_CASE("Latent model file: saved and loaded bit for bit, and malformed files refused in one line", "[ch20]")
+{
+    sa::SplitMix64 generator(3100);
+    const sa::LatentModel model = sa::random_latent_model({4, 8, 2, 6, 3, 2}, generator);
+    const std::string bytes = sa::save_latent_safetensors(model, "abcd");
+    const sa::SavedLatentModel loaded = sa::load_latent_safetensors(bytes);
+    CHECK(loaded.vocabulary == "abcd");
+    CHECK(loaded.model.shape.latent == 3);
+    CHECK(loaded.model.shape.rotary == 2);
+    CHECK(loaded.model.shape.context == 6);
+    sa::LatentModel original = model;
+    sa::LatentModel back = loaded.model;
+    const std::vector<sa::Matrix*> expected = sa::latent_parameters(original);
+    const std::vector<sa::Matrix*> got = sa::latent_parameters(back);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO(sa::latent_parameter_names()[i] << ": every double written and read as its 8 bytes");
+        CHECK(sa::identical(*got[i], *expected[i]));
+    }
+    INFO("a file one byte short, chapter 14's model, a latent wider than d, a NaN: each one line");
+    CHECK_THROWS_WITH(sa::load_latent_safetensors(bytes.substr(0, bytes.size() - 1)),
+                      Contains("truncated or has bytes to spare"));
+    sa::SplitMix64 other(3101);
+    const std::string chapter14 = sa::save_safetensors(sa::random_model({4, 8, 2, 1, 6}, other), "abcd");
+    CHECK_THROWS_WITH(sa::load_latent_safetensors(chapter14), Contains("the header has 6 tensors; a latent model has 9"));
+    std::string wide = bytes;
+    const std::size_t at = wide.find("\"latent\":\"3\"");
+    REQUIRE(at != std::string::npos);
+    wide[at + 10] = '9';  // d_c = 9 for d = 8
+    CHECK_THROWS_WITH(sa::load_latent_safetensors(wide), Contains("gives latent = 9; expected 1 to 8"));
+    std::string not_finite = bytes;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::uint64_t bits = std::bit_cast<std::uint64_t>(nan);
+    for (std::size_t b = 0; b < 8; ++b) {  // the last entry of W_U
+        not_finite[not_finite.size() - 8 + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
+    }
+    CHECK_THROWS_WITH(sa::load_latent_safetensors(not_finite), Contains("tensor \"unembedding\" holds nan"));
 }

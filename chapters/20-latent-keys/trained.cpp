@@ -2,7 +2,9 @@
 // chapter 18's models (h_kv = 4, 2, 1), under the same steps, seed and windows; the latent's width chosen on the
 // validation windows, and the chosen model scored once on the held-out windows.
 #include <cstdint>
+#include <cstdio>
 #include <exception>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -16,6 +18,7 @@
 #include "language_model.hpp"
 #include "latent_attention.hpp"
 #include "latent_model.hpp"
+#include "safetensors.hpp"
 #include "report.hpp"
 #include "training_files.hpp"
 
@@ -34,6 +37,7 @@ struct Data {
     sa::Batch validation;  // where every choice is made
     sa::Batch held_out;    // chapter 14's test windows: the chosen model is scored there once
     std::size_t vocabulary = 0;
+    std::string characters;  // the vocabulary, as a model file keeps it
 };
 
 // Chapter 14's windows in chapter 14's order, as chapter 18's program draws them: the seed's generator after the
@@ -81,7 +85,8 @@ Data read_data(const sa::Example& example)
 {
     const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
     const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
-    Data data{sa::encode(vocabulary, corpus.split.training), {}, {}, vocabulary.characters.size()};
+    Data data{sa::encode(vocabulary, corpus.split.training), {}, {}, vocabulary.characters.size(),
+              vocabulary.characters};
     const std::vector<std::size_t> held_out = sa::encode(vocabulary, corpus.split.held_out);
     const std::size_t needed = (held_out_windows - 1) * 2 * (context + 1) + context + 1;
     if (data.training.size() <= context + 1 || held_out.size() < needed) {
@@ -179,6 +184,46 @@ std::string results_table(const Results& results, const Data& data, int digits)
     return text;
 }
 
+// --save: the chosen latent model, whose tensors docs/api.rst names; the note goes to stderr, so that the output
+// with --save is the output without it.
+void save_latent(const sa::LatentModel& model, const Data& data, const std::string& path)
+{
+    const std::string bytes = sa::save_latent_safetensors(model, data.characters);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+        throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
+    }
+    std::fprintf(stderr, "ch20-trained: note: saved the latent model (d_c = %zu) to %s: %zu bytes, %zu tensors\n",
+                 model.shape.latent, path.c_str(), bytes.size(), sa::latent_parameter_names().size());
+}
+
+// --load: a saved latent model, scored on the validation and held-out windows instead of any training.
+std::string loaded_chapter(const sa::Example& example, const Data& data, const std::string& path)
+{
+    sa::SavedLatentModel saved;
+    try {
+        saved = sa::load_latent_safetensors(sa::read_file(path, "--load"));
+    } catch (const sa::UsageError&) {
+        throw;
+    } catch (const std::invalid_argument& error) {
+        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
+    }
+    if (saved.vocabulary != data.characters) {
+        throw sa::UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and "
+                                         "they differ; load a model trained on this text", path,
+                                         saved.vocabulary.size(), data.characters.size()));
+    }
+    const sa::LatentModelShape& shape = saved.model.shape;
+    const int digits = example.precision;
+    return fmt::format("A saved latent model: d = {}, h = {}, d_c = {}, d_R = {}, {} parameters, {} bytes of cache "
+                       "per position.\nValidation loss {:.{}f}, held-out loss {:.{}f}.\n",
+                       shape.width, shape.heads, shape.latent, shape.rotary, sa::latent_parameter_count(shape),
+                       sa::latent_cache_bytes(1, shape.latent, shape.rotary, 1, sizeof(double)),
+                       sa::evaluate_latent(saved.model, data.validation), digits,
+                       sa::evaluate_latent(saved.model, data.held_out), digits);
+}
+
 std::string trained_chapter(const sa::Example& example)
 {
     const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
@@ -190,6 +235,9 @@ std::string trained_chapter(const sa::Example& example)
     }
     const auto seed = static_cast<std::uint64_t>(example.seed);
     const Data data = read_data(example);
+    if (!example.options.at("--load").empty()) {
+        return loaded_chapter(example, data, example.options.at("--load"));
+    }
     Results results = train_all(data, steps, latents, rotary, seed);
     //> trained
     for (std::size_t i = 0; i < results.latent.size(); ++i) {
@@ -211,6 +259,9 @@ std::string trained_chapter(const sa::Example& example)
         width, heads, width / heads, steps, batch_windows, context, seed, learning_rate, width / heads,
         held_out_windows - 1, data.validation.targets.size(), held_out_windows, data.held_out.targets.size()));
     report.text(results_table(results, data, example.precision));
+    if (!example.options.at("--save").empty() && !results.latent.empty()) {
+        save_latent(results.latent[results.chosen], data, example.options.at("--save"));
+    }
     return report.str();
 }
 
@@ -225,7 +276,10 @@ int main(int argc, char** argv)
     info.options = {{"--steps", "N", "training steps of each model, 0 to 5000", "600"},
                     {"--latent-widths", "LIST", "the latent widths d_c to train, each from 1 to d = 64", "16,32"},
                     {"--rotary-width", "N", "d_R, the rotary key's and each rotary query's width, even, 2 to 64", "8"},
-                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""}};
+                    {"--text", "FILE", "train on your own plain ASCII text; every tenth line is held out", ""},
+                    {"--save", "FILE", "write the chosen latent model to FILE (safetensors, F64)", ""},
+                    {"--load", "FILE", "score a saved latent model instead of training any", ""}};
+    info.writes = {"--save"};  // checked before the training starts
     const std::string own = "the models read the characters of a text, not the book's example";
     info.unused_options = {{"--tokens", own}, {"--embeddings", own}, {"--wq", own}, {"--wk", own}, {"--wv", own},
                            {"--causal", "the models are always causal"}};

@@ -504,4 +504,119 @@ SavedModel load_safetensors(const std::string& bytes)
 }
 //< load
 
+// Chapter 20's latent model: the same format, its nine tensors (latent_parameter_names()) and two more
+// numbers in the metadata, "latent" and "rotary".
+std::string save_latent_safetensors(const LatentModel& model, const std::string& vocabulary)
+{
+    if (vocabulary.size() != model.embedding.rows()) {
+        refuse(fmt::format("save_latent_safetensors: {} characters for the {} rows of W_E; give one per row",
+                           vocabulary.size(), model.embedding.rows()));
+    }
+    LatentModel copy = model;
+    const std::vector<Matrix*> tensors = latent_parameters(copy);
+    const std::vector<std::string> names = latent_parameter_names();
+    std::string header = fmt::format("{{\"__metadata__\":{{\"vocabulary\":{},\"heads\":\"{}\",\"context\":\"{}\","
+                                     "\"latent\":\"{}\",\"rotary\":\"{}\"}}",
+                                     json_string(vocabulary), model.shape.heads, model.shape.context,
+                                     model.shape.latent, model.shape.rotary);
+    std::uint64_t offset = 0;
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        header += ',';
+        header += tensor_entry(names[i], *tensors[i], offset);
+    }
+    header += "}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string bytes;
+    append_le(bytes, header.size());
+    bytes += header;
+    for (const Matrix* tensor : tensors) {
+        for (std::size_t i = 0; i < tensor->rows() * tensor->cols(); ++i) {
+            append_le(bytes, std::bit_cast<std::uint64_t>(tensor->data()[i]));
+        }
+    }
+    return bytes;
+}
+
+namespace {
+
+// The shape a latent model file declares: d from W_E, the rest from the metadata, each in range.
+LatentModelShape latent_shape_of(const Json& root, std::size_t vocabulary)
+{
+    const std::vector<std::string> names = latent_parameter_names();
+    if (root.names.size() != names.size() + 1) {
+        refuse(fmt::format("the header has {} tensors; a latent model has {}: embedding, layers.0.w_query, "
+                           "w_query_rotary, w_down, w_up_key, w_up_value, w_key_rotary, w_out, and unembedding",
+                           root.names.size() - 1, names.size()));
+    }
+    const Json* embedding = member(root, "embedding");
+    const Json* dims = embedding != nullptr ? member(*embedding, "shape") : nullptr;
+    if (dims == nullptr || dims->kind != Json::Kind::array || dims->items.size() != 2 ||
+        dims->items[1].kind != Json::Kind::number || dims->items[1].number == 0 || dims->items[1].number > 1024) {
+        refuse("the header has no tensor \"embedding\" with a shape [d_vocab, d], d from 1 to 1024");
+    }
+    const Json& metadata = *member(root, "__metadata__");
+    LatentModelShape shape;
+    shape.vocabulary = vocabulary;
+    shape.width = static_cast<std::size_t>(dims->items[1].number);
+    shape.heads = whole_metadata(metadata, "heads", 1, shape.width);
+    shape.context = whole_metadata(metadata, "context", 1, 1000000);
+    shape.latent = whole_metadata(metadata, "latent", 1, shape.width);
+    shape.rotary = whole_metadata(metadata, "rotary", 2, 1024);
+    if (shape.width % shape.heads != 0 || shape.rotary % 2 != 0) {
+        refuse(fmt::format("the header gives d = {}, {} heads and d_R = {}; h must divide d and d_R be even",
+                           shape.width, shape.heads, shape.rotary));
+    }
+    return shape;
+}
+
+}  // namespace
+
+SavedLatentModel load_latent_safetensors(const std::string& bytes)
+{
+    if (bytes.size() < 8) {
+        refuse(fmt::format("the file is truncated: {} bytes, fewer than the 8 of the header's length", bytes.size()));
+    }
+    const std::uint64_t header_size = read_le(bytes, 0);
+    if (header_size > bytes.size() - 8) {
+        refuse(fmt::format("the file is truncated: its header says {} bytes of JSON, but only {} bytes follow",
+                           header_size, bytes.size() - 8));
+    }
+    const Json root = JsonReader(bytes.substr(8, static_cast<std::size_t>(header_size))).document();
+    if (root.kind != Json::Kind::object) {
+        refuse("the header is not a JSON object");
+    }
+    const std::string vocabulary = vocabulary_metadata(root);
+    SavedLatentModel saved{{}, vocabulary};
+    saved.model.shape = latent_shape_of(root, vocabulary.size());
+    const LatentModelShape& s = saved.model.shape;
+    const std::vector<std::pair<std::size_t, std::size_t>> shapes = {
+        {s.vocabulary, s.width}, {s.width, s.width},  {s.width, s.heads * s.rotary}, {s.width, s.latent},
+        {s.latent, s.width},     {s.latent, s.width}, {s.width, s.rotary},           {s.width, s.width},
+        {s.width, s.vocabulary}};
+    const std::vector<std::string> names = latent_parameter_names();
+    const std::vector<Matrix*> tensors = latent_parameters(saved.model);
+    std::vector<Extent> extents;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        extents.push_back(check_tensor(root, names[i], shapes[i].first, shapes[i].second));
+        *tensors[i] = Matrix(shapes[i].first, shapes[i].second);
+    }
+    const std::uint64_t covered = check_cover(extents, names);
+    const std::size_t data_start = 8 + static_cast<std::size_t>(header_size);
+    if (bytes.size() - data_start != covered) {
+        refuse(fmt::format("the file holds {} bytes of data after the header, but its tensors need {}; it is "
+                           "truncated or has bytes to spare", bytes.size() - data_start, covered));
+    }
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        std::size_t at = data_start + static_cast<std::size_t>(extents[i].begin);
+        for (std::size_t k = 0; k < tensors[i]->rows() * tensors[i]->cols(); ++k, at += 8) {
+            tensors[i]->data()[k] = std::bit_cast<double>(read_le(bytes, at));
+            if (!std::isfinite(tensors[i]->data()[k])) {
+                refuse(fmt::format("tensor \"{}\" holds {} at entry {}; a trained model's numbers are finite",
+                                   names[i], tensors[i]->data()[k], k));
+            }
+        }
+    }
+    return saved;
+}
+
 }  // namespace sa

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "language_model.hpp"
+#include "latent_model.hpp"
 
 namespace sa {
 
@@ -51,5 +52,30 @@ struct SavedModel {
 /// \throws std::invalid_argument with one line naming the first problem, e.g. "the file is
 ///         truncated: its header says 1280 bytes of JSON, but only 40 bytes follow"
 [[nodiscard]] SavedModel load_safetensors(const std::string& bytes);
+
+/// \brief Chapter 20's latent model as the bytes of a safetensors file: its nine tensors, in the
+///        order and with the names of latent_parameter_names(), F64, row by row; the metadata holds
+///        the vocabulary and, as whole numbers in strings, "heads", "context", "latent"
+///        (\f$ d_c \f$) and "rotary" (\f$ d_R \f$).
+/// \param model the model
+/// \param vocabulary its characters, token 0 first; one per row of W_E
+/// \return the file's bytes
+/// \throws std::invalid_argument if the vocabulary does not have one character per row of W_E
+[[nodiscard]] std::string save_latent_safetensors(const LatentModel& model, const std::string& vocabulary);
+
+/// \brief A latent model read from a file, with the vocabulary it was trained on.
+struct SavedLatentModel {
+    LatentModel model;       ///< the parameters and the shape
+    std::string vocabulary;  ///< the characters, in the order of the tokens
+};
+
+/// \brief Reads a latent model from the bytes of a file written by save_latent_safetensors(),
+///        checking everything load_safetensors() checks, with the latent's shapes.
+/// \param bytes the file's bytes
+/// \return the model and its vocabulary
+/// \throws std::invalid_argument with one line naming the first problem, e.g. "the header has 6
+///         tensors; a latent model has 9: embedding, layers.0.w_query, …", or "the header's
+///         __metadata__ gives latent = 65; expected 1 to 64"
+[[nodiscard]] SavedLatentModel load_latent_safetensors(const std::string& bytes);
 
 }  // namespace sa

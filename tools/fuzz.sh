@@ -59,7 +59,11 @@ fuzzer_build "$fuzzer" "$root/tests/fuzz/parse_fuzz.cpp" "$root/src/present/cli.
 loader="$build/load_fuzz"
 fuzzer_build "$loader" "$root/tests/fuzz/load_fuzz.cpp" "$root/src/safetensors.cpp" "$root/src/language_model.cpp" \
              "$root/src/matrix.cpp" "$root/src/random.cpp" "$root/src/embedding.cpp" "$root/src/cross_entropy.cpp" \
-             "$root/src/dense.cpp" "$root/src/adam.cpp" "$root/src/head_tiles.cpp"
+             "$root/src/dense.cpp" "$root/src/adam.cpp" "$root/src/head_tiles.cpp" \
+             "$root/src/latent_model.cpp" "$root/src/latent_attention.cpp" "$root/src/grouped_query.cpp" \
+             "$root/src/positions.cpp" "$root/src/multi_head.cpp" "$root/src/multi_head_backward.cpp" \
+             "$root/src/attention.cpp" "$root/src/masking.cpp" "$root/src/mixing.cpp" "$root/src/projection.cpp" \
+             "$root/src/scaling.cpp" "$root/src/scores.cpp" "$root/src/softmax.cpp" "$root/src/attention_shapes.cpp"
 if [[ "$seconds" == "build" ]]; then
   exit 0
 fi

@@ -68,6 +68,22 @@ WINDOW_CASES = [
      "--sinks: 8 sinks in a cache of --cache 8; expected each count below the cache"),
     ("0 sinks", ["--cache", "8", "--sinks", "0,2"], '--sinks: entry 1 of "0,2" is "0"; expected whole numbers from 1'),
 ]
+# Latent keys and values (chapter 20): the latent narrower than the token, the rotary key in pairs.
+LATENT_CASES = [
+    ("a latent wider than the token", ["--wdkv", "1,0,0;0,1,0"],
+     "--wdkv: it is 2×3; expected d×d_c with d = 2 rows (one per embedding feature) and 1 ≤ d_c ≤ 2 columns"),
+    ("a latent of no features", ["--wdkv", ""], "--wdkv: the matrix is empty"),
+    ("a rotary key of odd width", ["--wkr", "1;0"], "--wkr: it is 2×1; expected d×d_R with d = 2 rows and an even d_R"),
+    ("content keys narrower than the queries", ["--wuk", "1,0"], "--wuk: it is 1×2; expected d_c×(h·d_h) = 1×4"),
+    ("heads that do not divide W_Q", ["--heads", "3"], "--heads: 3 does not divide the 4 columns of --wq"),
+]
+# Chapter 20's trained latents: each width from 1 to d, the rotary width even; refused before training.
+LATENT_WIDTH_CASES = [
+    ("a latent of width 0", ["--latent-widths", "0,16"], '--latent-widths: entry 1 of "0,16" is "0"; expected whole '
+     "numbers from 1 to 64"),
+    ("a latent wider than the model", ["--latent-widths", "16,65"], '--latent-widths: entry 2 of "16,65" is "65"'),
+    ("an odd rotary width", ["--rotary-width", "7"], "--rotary-width: 7 is odd; expected an even width from 2 to 64"),
+]
 # The kernels' benchmark's own option (shown in its --help): a list of sizes.
 SIZES_CASES = [
     ("sizes that are not numbers", ["--sizes", "abc"], '--sizes: entry 1 of "abc" is "abc"; expected whole numbers'),
@@ -83,7 +99,7 @@ SHORT_RUN_CASES = [("two short runs at once", ["--smoke", "--quick"], "--smoke a
 # The longest run a program offers, added to its file cases: a bad path must be refused before
 # the run, never after it (issue 37: a bad --save was reported after the whole training).
 LONG_RUNS = {"ch14-next-character": ["--steps", "5000"], "ch15-induction-head": ["--steps", "5000"],
-             "ch18-trained": ["--steps", "5000", "--uptrain-steps", "5000"]}
+             "ch18-trained": ["--steps", "5000", "--uptrain-steps", "5000"], "ch20-trained": ["--steps", "5000"]}
 # Seconds of CPU time (not of the clock, which a busy machine stretches) a refusal may take: 5000
 # training steps take minutes of it; reading the text and checking the options about one.
 LONG_RUN_LIMIT = 15
@@ -213,12 +229,19 @@ def main():
     # only test the refusal; run_case checks that refusal once, below.
     usage = subprocess.run([args.program, "--help"], capture_output=True, text=True, timeout=60, check=False).stdout
     cases = [case for case in CASES if f"  {case[1][0].split('=')[0]} " in usage]
+    # A case that also gives an option the program does not read would only test that refusal.
+    cases = [case for case in cases
+             if all(f"  {word.split('=')[0]} " in usage for word in case[1][1:] if word.startswith("--"))]
     if "  --kv-heads " in usage:  # grouped keys (chapter 18): W_K holds h_kv heads as wide as a query head
         cases = [GROUPED_WK_CASE if case[0] == "W_K with a d_k different from W_Q" else case for case in cases]
     if "  --sizes " in usage:
         cases += SIZES_CASES
     if "  --sinks " in usage:
         cases += WINDOW_CASES
+    if "  --wdkv " in usage:
+        cases += LATENT_CASES
+    if "  --latent-widths " in usage:
+        cases += LATENT_WIDTH_CASES
     if "  --smoke " in usage and "  --quick " in usage:
         cases += SHORT_RUN_CASES
     cases += [(f"NaN in {option}, a matrix of the program's own", [option, "nan"],

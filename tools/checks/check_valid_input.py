@@ -30,7 +30,7 @@ WIDTHS = (1, 2, 3, 4, 5)
 CORNERS_ONLY = {"ch03-scaling": [(1, 1), (5, 5)], "ch11-gradients": [(1, 1), (2, 3), (5, 5)]}
 # A program that trains for about a minute by default: its default run is made once at build
 # time and checked there (its .output test), so the grid runs its short trainings only.
-TRAINS = {"ch14-next-character", "ch15-induction-head", "ch18-trained"}
+TRAINS = {"ch14-next-character", "ch15-induction-head", "ch18-trained", "ch20-trained"}
 # A program that reads the models a training program saved at build time (chapter 15's circuit and
 # copying): its run on them is made once at build time and checked there, and it has no input of its
 # own to vary but the file (whose malformed forms tools/checks/check_bad_input.py tries).
@@ -77,6 +77,8 @@ def runs_for(name, usage):
             phase = ["--copy-steps", "0"] if "--copy-steps" in names else []
             # chapter 18's trained models: two steps after mean pooling, a choice between 0, 1 and 2
             phase += ["--uptrain-steps", "2"] if "--uptrain-steps" in names else []
+            # chapter 20's trained latents: one narrow latent, a choice of one
+            phase += ["--latent-widths", "4"] if "--latent-widths" in names else []
             runs += [["--steps", "0", *phase], ["--steps", "1", *phase]]
         return runs
     shapes = CORNERS_ONLY.get(name, [(n, d) for n in TOKENS for d in WIDTHS])

@@ -332,8 +332,8 @@ Extent check_tensor(const Json& root, const std::string& name, std::size_t rows,
 {
     const Json* tensor = member(root, name);
     if (tensor == nullptr || tensor->kind != Json::Kind::object) {
-        refuse(fmt::format("the header has no tensor \"{}\"; a model has embedding, layers.N.w_query, w_key, "
-                           "w_value, w_out, and unembedding", name));
+        refuse(fmt::format("the header has no tensor \"{}\"; the model needs it (the API page lists a model file's "
+                           "tensors)", name));
     }
     const Json* dtype = member(*tensor, "dtype");
     if (dtype == nullptr || dtype->kind != Json::Kind::string || dtype->text != "F64") {
@@ -597,7 +597,7 @@ SavedLatentModel load_latent_safetensors(const std::string& bytes)
     const std::vector<Matrix*> tensors = latent_parameters(saved.model);
     std::vector<Extent> extents;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        extents.push_back(check_tensor(root, names[i], shapes[i].first, shapes[i].second));
+        extents.push_back(check_tensor(root, names[i], shapes[i].first, shapes[i].second, ""));
         *tensors[i] = Matrix(shapes[i].first, shapes[i].second);
     }
     const std::uint64_t covered = check_cover(extents, names);

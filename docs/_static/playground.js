@@ -52,6 +52,7 @@
     '--temperature': 'Temperature T',
     '--top-k': 'Top-k',
     '--greedy': 'Greedy choice',
+    '--alibi-heads': 'ALiBi heads h',
   };
 
   function ownLabel(option) {

@@ -14,87 +14,12 @@
 #include "grouped_query.hpp"
 #include "labels.hpp"
 #include "latent_attention.hpp"
+#include "latent_options.hpp"
 #include "masking.hpp"
 #include "multi_head.hpp"
 #include "report.hpp"
 
 namespace {
-
-// Defaults that no longer fit the reader's numbers become what they need (the note line says so): 1 head where W_Q's
-// columns are odd; a latent of one number, the mean of the features; content keys that read it in each head's first
-// feature; values 1, 2, … times it; a rotary key of the first two features (d_R = 2, in every head); W_O = I.
-std::size_t fitted_heads(const sa::Example& example)
-{
-    return static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 64));
-}
-
-sa::Matrix pattern(std::size_t rows, std::size_t cols, const std::function<double(std::size_t, std::size_t)>& entry)
-{
-    sa::Matrix matrix(rows, cols, 0.0);
-    for (std::size_t r = 0; r < rows; ++r) {
-        for (std::size_t c = 0; c < cols; ++c) {
-            matrix(r, c) = entry(r, c);
-        }
-    }
-    return matrix;
-}
-
-std::string fit_when(bool fits, const sa::Matrix& fitted)
-{
-    return fits ? "" : sa::matrix_text(fitted);
-}
-
-std::string fit_down(const sa::Example& example)  // W_DKV: the mean of the d features
-{
-    const std::size_t d = example.embeddings.cols();
-    return fit_when(d == 2, pattern(d, 1, [d](std::size_t, std::size_t) { return 1.0 / static_cast<double>(d); }));
-}
-
-std::string fit_up_key(const sa::Example& example)  // W_UK: each latent feature into a feature of every head
-{
-    const std::size_t d_c = sa::matrix_option(example, "--wdkv").cols();
-    const std::size_t cols = example.w_query.cols();
-    const std::size_t d_h = std::max<std::size_t>(1, cols / fitted_heads(example));
-    return fit_when(d_c == 1 && cols == 4, pattern(d_c, cols, [d_h](std::size_t r, std::size_t c) {
-                        return c % d_h == r % d_h ? 1.0 : 0.0;
-                    }));
-}
-
-std::string fit_up_value(const sa::Example& example)  // W_UV: head a's value a + 1 times the first latent feature
-{
-    const std::size_t d_c = sa::matrix_option(example, "--wdkv").cols();
-    const std::size_t heads = fitted_heads(example);
-    return fit_when(d_c == 1 && heads == 2, pattern(d_c, heads, [](std::size_t r, std::size_t c) {
-                        return r == 0 ? static_cast<double>(c + 1) : 0.0;
-                    }));
-}
-
-std::string fit_key_rotary(const sa::Example& example)  // W_KR: the first two features
-{
-    const std::size_t d = example.embeddings.cols();
-    return fit_when(d == 2, pattern(d, 2, [](std::size_t r, std::size_t c) { return r == c ? 1.0 : 0.0; }));
-}
-
-std::string fit_query_rotary(const sa::Example& example)  // W_QR: W_KR's pattern in every head
-{
-    const std::size_t d = example.embeddings.cols();
-    const std::size_t d_r = sa::matrix_option(example, "--wkr").cols();
-    const std::size_t heads = fitted_heads(example);
-    return fit_when(d == 2 && d_r == 2 && heads == 2, pattern(d, heads * d_r, [d_r](std::size_t r, std::size_t c) {
-                        return r == c % d_r ? 1.0 : 0.0;
-                    }));
-}
-
-std::string fit_out(const sa::Example& example)  // W_O = I
-{
-    const std::size_t rows = sa::matrix_option(example, "--wuv").cols();
-    return fit_when(rows == 2, sa::identity(rows));
-}
-
-std::string fit_heads(const sa::Example& example)
-{
-    return example.w_query.cols() % 2 == 0 ? "" : "1";
-}
 
 //> example
 // "Mouse eats cheese" with h = 2 heads of width d_h = 2 (chapter 18's W_Q: [swap | identity]), a latent of d_c = 1
@@ -107,64 +32,16 @@ sa::Example latent_example()
 }
 
 const std::vector<sa::ProgramOption> options = {
-    {"--heads", "H", "h, the heads; it divides the columns of --wq, --wuk, --wuv and --wqr", "2", fit_heads},
-    {"--wdkv", "M", "W_DKV, d×d_c: the latent of each token, 1 ≤ d_c ≤ d", "0.5;0.5", fit_down},
-    {"--wuk", "M", "W_UK, d_c×(h·d_h): the content keys from the latent, as wide as --wq", "1,0,1,0", fit_up_key},
-    {"--wuv", "M", "W_UV, d_c×(h·d_v): the values from the latent", "1,2", fit_up_value},
-    {"--wkr", "M", "W_KR, d×d_R: the rotary key all heads share, d_R even", "1,0;0,1", fit_key_rotary},
-    {"--wqr", "M", "W_QR, d×(h·d_R): each head's rotary query", "1,0,0,1;0,1,1,0", fit_query_rotary},
-    {"--wo", "M", "W_O, (h·d_v)×d_out: the heads' outputs side by side back out", "1,0;0,1", fit_out}};
+    {"--heads", "H", "h, the heads; it divides the columns of --wq, --wuk, --wuv and --wqr", "2",
+     sa::fit_latent_heads},
+    {"--wdkv", "M", "W_DKV, d×d_c: the latent of each token, 1 ≤ d_c ≤ d", "0.5;0.5", sa::fit_latent_down},
+    {"--wuk", "M", "W_UK, d_c×(h·d_h): the content keys from the latent, as wide as --wq", "1,0,1,0",
+     sa::fit_latent_up_key},
+    {"--wuv", "M", "W_UV, d_c×(h·d_v): the values from the latent", "1,2", sa::fit_latent_up_value},
+    {"--wkr", "M", "W_KR, d×d_R: the rotary key all heads share, d_R even", "1,0;0,1", sa::fit_latent_key_rotary},
+    {"--wqr", "M", "W_QR, d×(h·d_R): each head's rotary query", "1,0,0,1;0,1,1,0", sa::fit_latent_query_rotary},
+    {"--wo", "M", "W_O, (h·d_v)×d_out: the heads' outputs side by side back out", "1,0;0,1", sa::fit_latent_out}};
 //< example
-
-sa::LatentWeights read_weights(const sa::Example& example)
-{
-    return {example.w_query,
-            sa::matrix_option(example, "--wqr"),
-            sa::matrix_option(example, "--wdkv"),
-            sa::matrix_option(example, "--wuk"),
-            sa::matrix_option(example, "--wuv"),
-            sa::matrix_option(example, "--wkr"),
-            sa::matrix_option(example, "--wo")};
-}
-
-// The reader's matrices against each other, each misfit named by its option in one line.
-void check_latent_options(const sa::Example& example, const sa::LatentWeights& w, std::size_t heads)
-{
-    const std::size_t d = example.embeddings.cols();
-    const std::size_t d_c = w.w_down.cols();
-    const auto refuse = [](const std::string& option, const std::string& problem) {
-        throw sa::UsageError(fmt::format("{}: {}", option, problem));
-    };
-    if (w.w_down.rows() != d || d_c > d) {
-        refuse("--wdkv", fmt::format("it is {}×{}; expected d×d_c with d = {} rows (one per embedding feature) and "
-                                     "1 ≤ d_c ≤ {} columns (the latent is narrower than the token)",
-                                     w.w_down.rows(), d_c, d, d));
-    }
-    if (example.w_query.cols() % heads != 0) {
-        refuse("--heads", fmt::format("{} does not divide the {} columns of --wq", heads, example.w_query.cols()));
-    }
-    if (w.w_up_key.rows() != d_c || w.w_up_key.cols() != example.w_query.cols()) {
-        refuse("--wuk", fmt::format("it is {}×{}; expected d_c×(h·d_h) = {}×{} (a row per latent feature, --wq's "
-                                    "columns)", w.w_up_key.rows(), w.w_up_key.cols(), d_c, example.w_query.cols()));
-    }
-    if (w.w_up_value.rows() != d_c || w.w_up_value.cols() % heads != 0) {
-        refuse("--wuv", fmt::format("it is {}×{}; expected d_c×(h·d_v): {} rows and a multiple of h = {} columns",
-                                    w.w_up_value.rows(), w.w_up_value.cols(), d_c, heads));
-    }
-    const std::size_t d_r = w.w_key_rotary.cols();
-    if (w.w_key_rotary.rows() != d || d_r % 2 != 0) {
-        refuse("--wkr", fmt::format("it is {}×{}; expected d×d_R with d = {} rows and an even d_R (rotary turns "
-                                    "pairs)", w.w_key_rotary.rows(), d_r, d));
-    }
-    if (w.w_query_rotary.rows() != d || w.w_query_rotary.cols() != heads * d_r) {
-        refuse("--wqr", fmt::format("it is {}×{}; expected d×(h·d_R) = {}×{}", w.w_query_rotary.rows(),
-                                    w.w_query_rotary.cols(), d, heads * d_r));
-    }
-    if (w.w_out.rows() != w.w_up_value.cols()) {
-        refuse("--wo", fmt::format("it has {} rows; expected h·d_v = {} (one per column of the heads' values)",
-                                   w.w_out.rows(), w.w_up_value.cols()));
-    }
-}
 
 struct Run {
     std::size_t heads;
@@ -366,7 +243,7 @@ void report_cache(sa::Report& report)
 std::string latent_chapter(const sa::Example& example)
 {
     const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 64));
-    const sa::LatentWeights weights = read_weights(example);
+    const sa::LatentWeights weights = sa::latent_weights_option(example);
     check_latent_options(example, weights, heads);
     const Run run = run_latent(example, weights, heads);
     sa::Report report(example);

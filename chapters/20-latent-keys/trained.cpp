@@ -3,11 +3,9 @@
 // validation windows, and the chosen model scored once on the held-out windows.
 #include <cstdint>
 #include <cstdio>
-#include <exception>
 #include <fstream>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,6 +13,7 @@
 #include "char_text.hpp"
 #include "cli.hpp"
 #include "grouped_query.hpp"
+#include "induction_runs.hpp"
 #include "language_model.hpp"
 #include "latent_attention.hpp"
 #include "latent_model.hpp"
@@ -101,38 +100,6 @@ Data read_data(const sa::Example& example)
     return data;
 }
 
-// The trainings share nothing (each has its own generators and model), so they run side by side on the cores and
-// give the same bits as one after the other (chapter 15's program does the same); a page has one thread and runs
-// them in turn.
-void side_by_side(const std::vector<std::function<void()>>& jobs)
-{
-#ifdef __EMSCRIPTEN__
-    for (const auto& job : jobs) {
-        job();
-    }
-#else
-    std::vector<std::exception_ptr> failures(jobs.size());
-    std::vector<std::thread> threads;
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
-        threads.emplace_back([&, j] {
-            try {
-                jobs[j]();
-            } catch (...) {
-                failures[j] = std::current_exception();
-            }
-        });
-    }
-    for (std::thread& thread : threads) {
-        thread.join();
-    }
-    for (const std::exception_ptr& failure : failures) {
-        if (failure) {
-            std::rethrow_exception(failure);
-        }
-    }
-#endif
-}
-
 struct Results {
     std::vector<sa::LanguageModel> grouped;  // h_kv = 4, 2, 1
     std::vector<sa::LatentModel> latent;     // one per d_c asked for
@@ -154,7 +121,7 @@ Results train_all(const Data& data, std::size_t steps, const std::vector<long>& 
         const auto latent = static_cast<std::size_t>(latents[i]);
         jobs.emplace_back([&, i, latent] { results.latent[i] = train_latent(latent, rotary, data, steps, seed); });
     }
-    side_by_side(jobs);
+    sa::side_by_side(jobs);  // each has its own generators and model: the bits of one after the other
     return results;
 }
 

@@ -16,10 +16,11 @@ struct Peak {
 };
 
 /// \brief The fp64 peak's loop: every core runs twelve independent chains of multiply-adds on
-///        eight doubles each, all in registers, so that nothing but the arithmetic units
-///        limits it. The caller times it.
+///        the widest registers the processor has (eight doubles with AVX-512, four with AVX2,
+///        two otherwise), all in registers, so that nothing but the arithmetic units limits it.
+///        The caller times it.
 /// \param iterations the multiply-adds of each chain
-/// \return the operations done, counting a multiply-add as 2: 2 · 8 · 12 · iterations ·
+/// \return the operations done, counting a multiply-add as 2: 2 · lanes · 12 · iterations ·
 ///         threads
 double peak_loop(long iterations);
 

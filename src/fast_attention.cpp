@@ -55,48 +55,60 @@ struct CacheLineAllocator {
 using Numbers = std::vector<double, CacheLineAllocator<double>>;
 
 //> micro-kernel
-// C (8×16) = A (8×depth) · B (depth×16), or C += it (Accumulate), where B is a panel: its 16
-// columns stored row after row, so that the loop reads it front to back. The 8×16 sums live
-// in sixteen registers of eight doubles each for the whole depth; each number loaded from B
-// serves eight rows, and each number of A sixteen columns. Accumulate is a template
-// parameter rather than an argument, so that each version of the tile has no branch and
-// keeps its sums in registers to the end.
-using Lanes = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
+// C (R×16) = A (R×depth) · B (depth×16), or C += it (Accumulate), where B is a panel: its 16
+// columns stored row after row, so that the loop reads it front to back. The R×16 sums live
+// in registers for the whole depth: with 512-bit registers (AVX-512) R = 8 rows of two
+// registers of eight doubles, sixteen of its thirty-two registers; with 256-bit ones (AVX2)
+// R = 4 rows of four registers of four doubles, its sixteen registers. (Vectors of eight doubles
+// on such a processor are two registers each: sixteen of them would not fit, and the sums would
+// live in memory.) Each number loaded from B serves R rows, and each number of A sixteen
+// columns. Accumulate is a template parameter rather than an argument, so that each version of
+// the tile has no branch and keeps its sums in registers to the end.
+using Lanes = double __attribute__((vector_size(64)));  // eight doubles: the exponential's width
 constexpr std::size_t lanes = 8;
-constexpr std::size_t tile_rows = 8;
 constexpr std::size_t panel_width = 2 * lanes;
+#if defined(__AVX512F__)
+using Register = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
+constexpr std::size_t tile_rows = 8;
+#elif defined(__AVX__)
+using Register = double __attribute__((vector_size(32)));  // four doubles: one 256-bit register
+constexpr std::size_t tile_rows = 4;
+#else
+using Register = double __attribute__((vector_size(16)));  // two doubles: one 128-bit register
+constexpr std::size_t tile_rows = 2;
+#endif
+constexpr std::size_t per_row = panel_width / (sizeof(Register) / sizeof(double));  // registers
 
 template <bool Accumulate>
 void multiply_tile(const double* a, std::size_t lda, const double* panel, std::size_t depth, double* c,
                    std::size_t ldc)
 {
-    Lanes sums[tile_rows][2] = {};
+    Register sums[tile_rows][per_row] = {};
     for (std::size_t k = 0; k < depth; ++k) {
-        Lanes left;
-        Lanes right;
-        std::memcpy(&left, panel + k * panel_width, sizeof(Lanes));
-        std::memcpy(&right, panel + k * panel_width + lanes, sizeof(Lanes));
+        Register b[per_row];
+        std::memcpy(&b, panel + k * panel_width, sizeof(b));
         for (std::size_t r = 0; r < tile_rows; ++r) {
             const double a_rk = a[r * lda + k];
-            sums[r][0] += a_rk * left;
-            sums[r][1] += a_rk * right;
+            for (std::size_t w = 0; w < per_row; ++w) {
+                sums[r][w] += a_rk * b[w];
+            }
         }
     }
     for (std::size_t r = 0; r < tile_rows; ++r) {
-        for (std::size_t half = 0; half < 2; ++half) {
-            Lanes old = {};
-            if constexpr (Accumulate) {
-                std::memcpy(&old, c + r * ldc + half * lanes, sizeof(Lanes));
-            }
-            old += sums[r][half];
-            std::memcpy(c + r * ldc + half * lanes, &old, sizeof(Lanes));
+        Register old[per_row] = {};
+        if constexpr (Accumulate) {
+            std::memcpy(&old, c + r * ldc, sizeof(old));
         }
+        for (std::size_t w = 0; w < per_row; ++w) {
+            old[w] += sums[r][w];
+        }
+        std::memcpy(c + r * ldc, &old, sizeof(old));
     }
 }
 //< micro-kernel
 
 // C (rows×16·panels) = or += A (rows×depth) · B, B given as panels of 16 columns each,
-// panel_stride numbers apart; rows is a multiple of 8 (the arrays are padded).
+// panel_stride numbers apart; rows is a multiple of tile_rows (the arrays are padded).
 template <bool Accumulate>
 void multiply_panels(std::size_t rows, std::size_t panels, std::size_t depth, const double* a, std::size_t lda,
                      const double* b_panels, std::size_t panel_stride, double* c, std::size_t ldc)
@@ -208,7 +220,7 @@ struct Operands {
     std::size_t value_dim = 0;   // d_v
     std::size_t padded_keys = 0; // m rounded up to a multiple of 16
     std::size_t value_cols = 0;  // d_v rounded up to a multiple of 16
-    Numbers q = {};  // (n + 8)×d_k: the last row tile of a block may run past row n
+    Numbers q = {};  // (n + tile_rows)×d_k: the last row tile of a block may run past row n
     Numbers k = {};  // panel p: keys 16p to 16p + 15, d_k rows of 16 (Kᵀ, one panel at a time)
     Numbers v = {};  // panel p: value columns 16p to 16p + 15, padded_keys rows of 16
 };
@@ -257,7 +269,7 @@ bool all_finite(const Matrix& matrix)
 }
 
 // Per core: one block of scores and the state of one block of query rows, its rows
-// padded to a multiple of 8 and its columns to a multiple of 16.
+// padded to a multiple of tile_rows and its columns to a multiple of 16.
 struct Scratch {
     std::size_t score_cols = 0;            // B_c rounded up to 16, and 16 more for a block that starts mid-panel
     Numbers scores = {};       // rows×score_cols

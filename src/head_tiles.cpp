@@ -20,7 +20,14 @@ namespace sa {
 namespace {
 
 using Lanes = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
+using Lanes4 = double __attribute__((vector_size(32)));  // four doubles: one 256-bit register
+using Lanes2 = double __attribute__((vector_size(16)));  // two doubles: one 128-bit register
 constexpr std::size_t lanes = 8;
+// The doubles in one vector. A tile's sums are vectors of the processor's own registers: vectors
+// of eight doubles where the registers hold four would take two registers each, more than there
+// are, and the sums would live in memory.
+template <class Vec>
+constexpr std::size_t width = sizeof(Vec) / sizeof(double);
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define BOOK_WIDE_EXP 1
@@ -163,14 +170,14 @@ std::size_t round_up(std::size_t count, std::size_t step)
     return (count + step - 1) / step * step;
 }
 
-// The sums of one tile of R rows and W·8 columns: acc[r][w] = 0 + L(r, p)·B(p, 8w …) over p from
-// first[r] to end[r] − 1, in order, one rounding per multiplication and per addition. From the
+// The sums of one tile of R rows and W vectors of columns: acc[r][w] = 0 + L(r, p)·B(p, w·width …)
+// over p from first[r] to end[r] − 1, in order, one rounding per multiplication and per addition. From the
 // latest first to the earliest end every row takes its term; before and after, a row whose range
 // does not hold p keeps its sums as they are (a select, not a branch, so that they stay in registers).
-template <std::size_t R, std::size_t W>
+template <class Vec, std::size_t R, std::size_t W>
 [[gnu::always_inline]] inline void tile_sums(const Left& left, const double* b, std::size_t ldb,
                                              const std::size_t (&first)[R], const std::size_t (&end)[R],
-                                             Lanes (&acc)[R][W])
+                                             Vec (&acc)[R][W])
 {
     // Over all R rows alike: p runs from the earliest first to the latest end, and every row's
     // range holds [latest first, earliest end).
@@ -179,15 +186,15 @@ template <std::size_t R, std::size_t W>
     const std::size_t high = *std::max_element(std::begin(end), std::end(end));
     const std::size_t all_from = *std::max_element(std::begin(first), std::end(first));
     const std::size_t all_to = *std::min_element(std::begin(end), std::end(end));
-    Lanes sums[R][W] = {};  // local, so that they live in registers
+    Vec sums[R][W] = {};  // local, so that they live in registers
     const auto add = [&](std::size_t p, bool checked) {
-        Lanes row[W];
+        Vec row[W];
         std::memcpy(&row, b + p * ldb, sizeof(row));
         for (std::size_t r = 0; r < R; ++r) {
             const bool on = !checked || (p >= first[r] && p < end[r]);
             const double l = on ? left(r, p) : 0.0;
             for (std::size_t w = 0; w < W; ++w) {
-                const Lanes sum = sums[r][w] + l * row[w];
+                const Vec sum = sums[r][w] + l * row[w];
                 sums[r][w] = on ? sum : sums[r][w];
             }
         }
@@ -206,23 +213,23 @@ template <std::size_t R, std::size_t W>
     std::memcpy(&acc, &sums, sizeof(sums));
 }
 
-// Rows [row, row + R) ∩ [0, rows) and columns [column, column + W·8) ∩ [0, cols) of a tile into
+// Rows [row, row + R) ∩ [0, rows) and columns [column, column + W·width) ∩ [0, cols) of a tile into
 // c (rows ldc apart). A whole tile is stored register by register; only a cut one is copied
 // entry by entry (a copy of a length known only at run time is a call).
-template <std::size_t R, std::size_t W>
-[[gnu::always_inline]] inline void store_tile(const Lanes (&acc)[R][W], std::size_t row, std::size_t rows,
+template <class Vec, std::size_t R, std::size_t W>
+[[gnu::always_inline]] inline void store_tile(const Vec (&acc)[R][W], std::size_t row, std::size_t rows,
                                               std::size_t column, std::size_t cols, double* c, std::size_t ldc)
 {
-    if (row + R <= rows && column + W * lanes <= cols) {
+    if (row + R <= rows && column + W * width<Vec> <= cols) {
         for (std::size_t r = 0; r < R; ++r) {
             std::memcpy(c + (row + r) * ldc + column, &acc[r], sizeof(acc[r]));
         }
         return;
     }
     for (std::size_t r = 0; r < R && row + r < rows; ++r) {
-        double sums[W * lanes];
+        double sums[W * width<Vec>];
         std::memcpy(sums, &acc[r], sizeof(sums));
-        std::copy(sums, sums + std::min(W * lanes, cols - column), c + (row + r) * ldc + column);
+        std::copy(sums, sums + std::min(W * width<Vec>, cols - column), c + (row + r) * ldc + column);
     }
 }
 
@@ -270,8 +277,8 @@ Scratch& scratch()
 }
 
 // Row tiles of L·B: rows i of L (row_step apart) over depth p in [first(i), end(i)), B with
-// `cols` columns (ldb apart, readable to a multiple of W·8), into c (ldc apart).
-template <std::size_t R, std::size_t W, class Range>
+// `cols` columns (ldb apart, readable to a multiple of W·width), into c (ldc apart).
+template <class Vec, std::size_t R, std::size_t W, class Range>
 [[gnu::always_inline]] inline void row_tiles(const double* l, std::size_t row_step, std::size_t depth_step,
                                              std::size_t rows, const Range& range, const double* b,
                                              std::size_t ldb, std::size_t cols, double* c, std::size_t ldc)
@@ -284,10 +291,10 @@ template <std::size_t R, std::size_t W, class Range>
             end[r] = i + r < rows ? range(i + r).second : 0;
         }
         const Left left{l + i * row_step, row_step, depth_step};
-        for (std::size_t column = 0; column < cols; column += W * lanes) {
-            Lanes acc[R][W];
-            tile_sums<R, W>(left, b + column, ldb, first, end, acc);
-            store_tile<R, W>(acc, i, rows, column, cols, c, ldc);
+        for (std::size_t column = 0; column < cols; column += W * width<Vec>) {
+            Vec acc[R][W];
+            tile_sums<Vec, R, W>(left, b + column, ldb, first, end, acc);
+            store_tile<Vec, R, W>(acc, i, rows, column, cols, c, ldc);
         }
     }
 }
@@ -359,13 +366,13 @@ template <bool Wide>
 
 using Range = std::pair<std::size_t, std::size_t>;
 
-template <std::size_t R, std::size_t W, bool Wide = false>
+template <class Vec, std::size_t R, std::size_t W, bool Wide = false>
 [[gnu::always_inline]] inline void forward_body(const HeadWindow& h, double* weights, double* out)
 {
     Scratch& s = scratch();
     const std::size_t n = h.rows;
-    const std::size_t wide_n = round_up(n, W * lanes);
-    const std::size_t wide_d = round_up(h.head_dim, W * lanes);
+    const std::size_t wide_n = round_up(n, W * width<Vec>);
+    const std::size_t wide_d = round_up(h.head_dim, W * width<Vec>);
     pack_transposed(h.keys, h.stride, n, h.head_dim, wide_n, s.transposed);
     pack(h.values, h.stride, n, h.head_dim, wide_d, s.right);
     s.sums.resize(n * wide_n);  // every entry read is written first
@@ -373,7 +380,7 @@ template <std::size_t R, std::size_t W, bool Wide = false>
     const auto features = [&](std::size_t) { return Range{0, h.head_dim}; };
     for (std::size_t i = 0; i < n; i += R) {
         const std::size_t rows = std::min(R, n - i);
-        row_tiles<R, W>(h.queries + i * h.stride, h.stride, 1, rows, features, s.transposed.data(), wide_n,
+        row_tiles<Vec, R, W>(h.queries + i * h.stride, h.stride, 1, rows, features, s.transposed.data(), wide_n,
                         i + rows, s.sums.data() + i * wide_n, wide_n);
     }
     const double root = std::sqrt(static_cast<double>(h.head_dim));
@@ -382,22 +389,22 @@ template <std::size_t R, std::size_t W, bool Wide = false>
     }
     // C = A V: each output over the keys j ≤ i in order.
     const auto keys = [](std::size_t i) { return Range{0, i + 1}; };
-    row_tiles<R, W>(weights, n, 1, n, keys, s.right.data(), wide_d, h.head_dim, out, h.stride);
+    row_tiles<Vec, R, W>(weights, n, 1, n, keys, s.right.data(), wide_d, h.head_dim, out, h.stride);
 }
 
 // dA = dC Vᵀ, then dS = A ∘ (dA − rowsum(dA ∘ A)) / √(d/h), row by row, into s.d_scores (n × n).
-template <std::size_t R, std::size_t W>
+template <class Vec, std::size_t R, std::size_t W>
 [[gnu::always_inline]] inline void score_gradients(const HeadWindow& h, const double* weights, const double* d_out,
                                                    Scratch& s)
 {
     const std::size_t n = h.rows;
-    const std::size_t wide_n = round_up(n, W * lanes);
+    const std::size_t wide_n = round_up(n, W * width<Vec>);
     pack_transposed(h.values, h.stride, n, h.head_dim, wide_n, s.transposed);
     s.sums.resize(n * wide_n);  // every entry read is written first
     const auto features = [&](std::size_t) { return Range{0, h.head_dim}; };
     for (std::size_t i = 0; i < n; i += R) {
         const std::size_t rows = std::min(R, n - i);
-        row_tiles<R, W>(d_out + i * h.stride, h.stride, 1, rows, features, s.transposed.data(), wide_n, i + rows,
+        row_tiles<Vec, R, W>(d_out + i * h.stride, h.stride, 1, rows, features, s.transposed.data(), wide_n, i + rows,
                         s.sums.data() + i * wide_n, wide_n);
     }
     const double root = std::sqrt(static_cast<double>(h.head_dim));
@@ -435,24 +442,24 @@ template <std::size_t R, std::size_t W>
     }
 }
 
-template <std::size_t R, std::size_t W>
+template <class Vec, std::size_t R, std::size_t W>
 [[gnu::always_inline]] inline void backward_body(const HeadWindow& h, const double* weights, const double* d_out,
                                                  const HeadGradients& g)
 {
     Scratch& s = scratch();
-    score_gradients<R, W>(h, weights, d_out, s);
+    score_gradients<Vec, R, W>(h, weights, d_out, s);
     const std::size_t n = h.rows;
-    const std::size_t wide_d = round_up(h.head_dim, W * lanes);
+    const std::size_t wide_d = round_up(h.head_dim, W * width<Vec>);
     // dQ = dS K: each row over the keys j ≤ i in order.
     pack(h.keys, h.stride, n, h.head_dim, wide_d, s.right);
     const auto keys = [](std::size_t i) { return Range{0, i + 1}; };
-    row_tiles<R, W>(s.d_scores.data(), n, 1, n, keys, s.right.data(), wide_d, h.head_dim, g.d_queries, h.stride);
+    row_tiles<Vec, R, W>(s.d_scores.data(), n, 1, n, keys, s.right.data(), wide_d, h.head_dim, g.d_queries, h.stride);
     // dK = dSᵀ Q and dV = Aᵀ dC: row j over the queries i ≥ j in order (Sᵀ's row j is S's column j).
     const auto queries = [n](std::size_t j) { return Range{j, n}; };
     pack(h.queries, h.stride, n, h.head_dim, wide_d, s.right);
-    row_tiles<R, W>(s.d_scores.data(), 1, n, n, queries, s.right.data(), wide_d, h.head_dim, g.d_keys, h.stride);
+    row_tiles<Vec, R, W>(s.d_scores.data(), 1, n, n, queries, s.right.data(), wide_d, h.head_dim, g.d_keys, h.stride);
     pack(d_out, h.stride, n, h.head_dim, wide_d, s.more);
-    row_tiles<R, W>(weights, 1, n, n, queries, s.more.data(), wide_d, h.head_dim, g.d_values, h.stride);
+    row_tiles<Vec, R, W>(weights, 1, n, n, queries, s.more.data(), wide_d, h.head_dim, g.d_values, h.stride);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -460,24 +467,24 @@ template <std::size_t R, std::size_t W>
 // 512-bit registers: 8 rows × 16 columns, 16 registers of sums; 256-bit: 4 rows × 8 columns.
 __attribute__((target("avx512f"))) void forward_512(const HeadWindow& h, double* weights, double* out)
 {
-    forward_body<8, 2, true>(h, weights, out);
+    forward_body<Lanes, 8, 2, true>(h, weights, out);
 }
 
 __attribute__((target("avx2"))) void forward_256(const HeadWindow& h, double* weights, double* out)
 {
-    forward_body<4, 1>(h, weights, out);
+    forward_body<Lanes4, 4, 2>(h, weights, out);
 }
 
 __attribute__((target("avx512f"))) void backward_512(const HeadWindow& h, const double* weights,
                                                      const double* d_out, const HeadGradients& g)
 {
-    backward_body<8, 2>(h, weights, d_out, g);
+    backward_body<Lanes, 8, 2>(h, weights, d_out, g);
 }
 
 __attribute__((target("avx2"))) void backward_256(const HeadWindow& h, const double* weights, const double* d_out,
                                                   const HeadGradients& g)
 {
-    backward_body<4, 1>(h, weights, d_out, g);
+    backward_body<Lanes4, 4, 2>(h, weights, d_out, g);
 }
 #endif
 
@@ -495,7 +502,7 @@ void head_forward_tiled(const HeadWindow& head, double* weights, double* out)
         return;
     }
 #endif
-    forward_body<4, 1>(head, weights, out);
+    forward_body<Lanes2, 4, 4>(head, weights, out);
 }
 
 void head_backward_tiled(const HeadWindow& head, const double* weights, const double* d_out,
@@ -511,7 +518,7 @@ void head_backward_tiled(const HeadWindow& head, const double* weights, const do
         return;
     }
 #endif
-    backward_body<4, 1>(head, weights, d_out, grads);
+    backward_body<Lanes2, 4, 4>(head, weights, d_out, grads);
 }
 
 }  // namespace sa

@@ -52,7 +52,7 @@ void product_rows(const Left& left, const double* b, double* c, std::size_t n, s
 #define BOOK_WIDE_PRODUCT 1
 //> product-tile
 // The same product on processors with wide registers, in tiles of Rows rows × two registers of
-// columns: with 256-bit registers (AVX2) 4 rows × 8 columns, with 512-bit ones (AVX-512) 8 rows ×
+// columns: with 256-bit registers (AVX2) 6 rows × 8 columns, with 512-bit ones (AVX-512) 8 rows ×
 // 16 columns. The sums of a tile stay in registers while p runs from 0 to k − 1, and each row of
 // B loaded serves every row of the tile. Every entry is the same sum in the same order as
 // product_rows() gives it, so the bits are the same; only several sums advance at once.
@@ -133,7 +133,7 @@ __attribute__((target("avx512f"))) void product_tiles_512(const Left& left, cons
 __attribute__((target("avx2"))) void product_tiles_256(const Left& left, const double* b, double* c,
                                                        std::size_t n, std::size_t k, std::size_t m)
 {
-    product_tiles<Lanes4, 4>(left, b, c, n, k, m);
+    product_tiles<Lanes4, 6>(left, b, c, n, k, m);
 }
 #endif
 

@@ -464,7 +464,7 @@ template <class Vec, std::size_t R, std::size_t W>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define BOOK_WIDE_TILES 1
-// 512-bit registers: 8 rows × 16 columns, 16 registers of sums; 256-bit: 4 rows × 8 columns.
+// 512-bit registers: 8 rows × 16 columns, 16 registers of sums; 256-bit: 6 rows × 8 columns, 12 of its 16 registers.
 __attribute__((target("avx512f"))) void forward_512(const HeadWindow& h, double* weights, double* out)
 {
     forward_body<Lanes, 8, 2, true>(h, weights, out);
@@ -472,7 +472,7 @@ __attribute__((target("avx512f"))) void forward_512(const HeadWindow& h, double*
 
 __attribute__((target("avx2"))) void forward_256(const HeadWindow& h, double* weights, double* out)
 {
-    forward_body<Lanes4, 4, 2>(h, weights, out);
+    forward_body<Lanes4, 6, 2>(h, weights, out);
 }
 
 __attribute__((target("avx512f"))) void backward_512(const HeadWindow& h, const double* weights,
@@ -484,7 +484,7 @@ __attribute__((target("avx512f"))) void backward_512(const HeadWindow& h, const 
 __attribute__((target("avx2"))) void backward_256(const HeadWindow& h, const double* weights, const double* d_out,
                                                   const HeadGradients& g)
 {
-    backward_body<Lanes4, 4, 2>(h, weights, d_out, g);
+    backward_body<Lanes4, 6, 2>(h, weights, d_out, g);
 }
 #endif
 

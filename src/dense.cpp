@@ -133,7 +133,11 @@ __attribute__((target("avx512f"))) void product_tiles_512(const Left& left, cons
 __attribute__((target("avx2"))) void product_tiles_256(const Left& left, const double* b, double* c,
                                                        std::size_t n, std::size_t k, std::size_t m)
 {
-    product_tiles<Lanes4, 6>(left, b, c, n, k, m);
+    // Tiles of 6 rows, then of 2 for the rest (a thread's share of rows is a multiple of 8).
+    const std::size_t sixes = n - n % 6;
+    product_tiles<Lanes4, 6>(left, b, c, sixes, k, m);
+    product_tiles<Lanes4, 2>({left.a + sixes * left.row_step, left.row_step, left.depth_step}, b, c + sixes * m,
+                             n - sixes, k, m);
 }
 #endif
 

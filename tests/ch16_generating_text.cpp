@@ -555,8 +555,10 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved model", "[.ch
     CHECK(tried.find("Prompt: The LORD is my shepherd\n\nThe prompt continued") != std::string::npos);
     for (const std::string* text : {&output, &tried}) {
         CHECK_THAT(*text, Catch::Matchers::Contains("Past the context, on held-out text (not --prompt)"));
-        CHECK_THAT(*text, Catch::Matchers::Contains("The induction head at work, on prompts of its own (not --prompt"));
     }
+    INFO("the induction head's section is ch16-names's, which reads no --prompt and says so first");
+    CHECK(helpers::read_all(BOOK_CH16_NAMES_OUTPUT).starts_with(
+        "The induction head at work, on prompts of its own (not --prompt"));
 }
 
 namespace {

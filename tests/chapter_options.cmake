@@ -1,4 +1,4 @@
-# The chapters' own options (chapters 11, 14, 15 and 16): each bad value or file is one line on
+# The chapters' own options (chapters 11, 14, 15 and 16, and chapter 16's ch16-names): each bad value or file is one line on
 # stderr naming the problem, exit status 2 and nothing on stdout, like every other bad input
 # (tools/checks/check_bad_input.py checks the common options, and every FILE or DIR option for a path it
 # cannot use, before the run); a default that no longer fits the reader's numbers is no error but
@@ -8,10 +8,15 @@ if(BOOK_WORKSPACE)
   return()  # a learner's build does not build the programs' checks
 endif()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/tools/checks/check_options.py")
-foreach(program IN ITEMS ch11-gradients ch14-next-character ch15-induction-head ch16-generating-text)
+foreach(program IN ITEMS ch11-gradients ch14-next-character ch15-induction-head ch16-generating-text ch16-names)
   string(SUBSTRING "${program}" 2 2 chapter)
-  if(NOT TARGET ${program} OR (chapter STREQUAL "16" AND NOT TARGET ch16-run))
-    continue()  # chapter 16's cases damage the model chapter 14 saves at build time
+  set(label ${chapter})
+  if(program STREQUAL "ch16-names")
+    set(chapter 16-names)
+  endif()
+  if(NOT TARGET ${program} OR (chapter STREQUAL "16" AND NOT TARGET ch16-run)
+     OR (chapter STREQUAL "16-names" AND NOT TARGET ch15-run))
+    continue()  # chapter 16's cases damage the models chapters 14 and 15 save at build time
   endif()
   execute_process(COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_options.py" --chapter ${chapter} --list
                   OUTPUT_VARIABLE cases RESULT_VARIABLE listed)
@@ -23,14 +28,14 @@ foreach(program IN ITEMS ch11-gradients ch14-next-character ch15-induction-head 
     set(kind upstream)  # chapter 11's one option, --upstream
   endif()
   set(model "${CMAKE_BINARY_DIR}/ch14/model.safetensors")
-  if(chapter STREQUAL "15")
+  if(chapter MATCHES "^(15|16-names)$")
     set(model "${CMAKE_BINARY_DIR}/ch15/model.safetensors")
   endif()
   foreach(case IN LISTS cases)
     if(case MATCHES "^sequence-" AND NOT TARGET ch15-run)
       continue()  # no model saved at build time to score (the sanitizer build)
     endif()
-    book_test(NAME ${program}.${kind}-${case} LABELS "ch${chapter};bad-input"
+    book_test(NAME ${program}.${kind}-${case} LABELS "ch${label};bad-input"
               COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_options.py" --chapter ${chapter}
                       --program "$<TARGET_FILE:${program}>" --model "${model}"
                       --case "${case}")

@@ -103,8 +103,6 @@ set(playground_start_ch15-induction-head --load build/ch15/model.safetensors --s
 set(playground_fields_ch15-induction-head --load --sequence)
 set(playground_reads_ch15-induction-head BOOK_CH15_MODEL BOOK_CH15_COPYING)  # the second for the explorer
 set(playground_fields_ch16-generating-text --prompt --length --temperature --top-k --greedy --uncropped)
-# Chapter 16 reads chapter 15's copying model beside chapter 15's model (BOOK_CH15_MODEL + ".copying").
-set(playground_reads_ch16-generating-text BOOK_CH15_COPYING)
 # Chapter 17 simulates its ranks in one process (no MPI in the page): G, the layout and the length.
 set(playground_fields_ch17-ring-attention --ranks --layout --length)
 # Chapter 19's panel reads 2 of the 16 held-out windows, so that its first result comes quickly, and

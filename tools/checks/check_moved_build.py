@@ -4,12 +4,12 @@
 The programs of chapters 14 to 16 read what the build made: the King James text and the models
 chapters 14 and 15 save. They find each in the build folder they run from, the folder above
 their bin/ (sa::book_file()), never in the folder they were built in. This check copies that
-part of the build (four programs, text/, ch14/ and ch15/) into a temporary folder, copies
+part of the build (five programs, text/, ch14/ and ch15/) into a temporary folder, copies
 that copy again and deletes the first, and then in the second:
 
 - no program's --help shows a path of the machine: nothing of the build folder's or the
   first copy's absolute path, and no default that starts with '/';
-- chapter 16 with its defaults prints what the build's own run printed (outputs/);
+- chapter 16's two programs with their defaults print what the build's own runs printed (outputs/);
 - chapter 14 trains 0 steps on the copy's text, and chapter 15's circuit (ch15-circuit) reads
   the copy's chapter 15 models and finds the copy's chapter 14 model (its one-layer control);
 - with the copy's own model or text removed, each program says it cannot read the copy's
@@ -24,7 +24,7 @@ import subprocess
 import sys
 import tempfile
 
-PROGRAMS = ("ch14-next-character", "ch15-induction-head", "ch15-circuit", "ch16-generating-text")
+PROGRAMS = ("ch14-next-character", "ch15-induction-head", "ch15-circuit", "ch16-generating-text", "ch16-names")
 PRODUCTS = ("text/kjv-training.txt", "text/kjv-held-out.txt", "ch14/model.safetensors",
             *(f"ch15/model.safetensors{suffix}" for suffix in ("", ".without-mix", ".copying", ".copying-control",
                                                                 ".one-layer", ".run")))
@@ -63,11 +63,14 @@ def check_help(copy, forbidden):
 
 
 def check_runs(build, copy):
-    printed = os.path.join(build, "outputs", "16-generating-text", "output.txt")
-    generated = run(copy, "ch16-generating-text")
-    expect(generated.returncode == 0, f"ch16 in the copy: exit {generated.returncode}: {generated.stderr.strip()}")
-    with open(printed, encoding="utf-8") as expected:
-        expect(generated.stdout == expected.read(), "ch16 in the copy does not print what the build's run printed")
+    for program, output in (("ch16-generating-text", "output.txt"), ("ch16-names", "names-output.txt")):
+        printed = os.path.join(build, "outputs", "16-generating-text", output)
+        generated = run(copy, program)
+        expect(generated.returncode == 0, f"{program} in the copy: exit {generated.returncode}: "
+               f"{generated.stderr.strip()}")
+        with open(printed, encoding="utf-8") as expected:
+            expect(generated.stdout == expected.read(), f"{program} in the copy does not print what the build's "
+                   "run printed")
     trained = run(copy, "ch14-next-character", "--steps", "0")
     expect(trained.returncode == 0 and "Training text:" in trained.stdout,
            f"ch14 --steps 0 in the copy: exit {trained.returncode}: {trained.stderr.strip()}")
@@ -87,6 +90,12 @@ def check_own_files(copy):
     control = run(copy, "ch15-circuit")
     expect("The one-layer control, chapter 14's saved model: not here" in control.stdout,
            "ch15-circuit without the copy's chapter 14 model found another one")
+    induction = os.path.join(copy, "ch15", "model.safetensors")
+    os.remove(induction)
+    no_induction = run(copy, "ch16-names")
+    expect(no_induction.returncode == 2 and f"--load: cannot read the file {induction}" in no_induction.stderr,
+           f"ch16-names without the copy's chapter 15 model: exit {no_induction.returncode}, "
+           f"{no_induction.stderr.strip()!r}; expected it to name {induction}")
     text = os.path.join(copy, "text", "kjv-training.txt")
     os.remove(text)
     no_text = run(copy, "ch14-next-character", "--steps", "0")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The checks of the chapters' own options (chapters 11, 14, 15 and 16).
+"""The checks of the chapters' own options (chapters 11, 14, 15 and 16, and chapter 16's names).
 
 Each bad value or file is one line on stderr naming the problem, exit status 2 and nothing
 on stdout, like every other bad input (tools/checks/check_bad_input.py checks the common options
@@ -132,7 +132,22 @@ def ch16_cases(folder, program, model):
     }
 
 
-CASES = {"11": ch11_cases, "14": ch14_cases, "15": ch15_cases, "16": ch16_cases}
+def names_cases(folder, program, model):
+    """ch16-names's --load, on the model chapter 15 saved (its copying model beside it, FILE.copying):
+    (arguments, fragment) by case. Chapter 14's model has one layer, so it holds no induction head."""
+    del program
+    cut = (lambda saved: folder.path("cut.safetensors", saved[:-100]))
+    bad = (lambda saved: folder.path("bad.safetensors", saved[:8] + b"!" + saved[9:]))
+    one_layer = os.path.join(os.path.dirname(os.path.dirname(model or "")), "ch14", "model.safetensors")
+    return {
+        "no-model": (["--load", folder.path("missing.safetensors")], "--load: cannot read the file"),
+        "truncated-model": (["--load", cut], "bytes of data after the header"),
+        "corrupt-model": (["--load", bad], "the header is not valid JSON"),
+        "one-layer-model": (["--load", one_layer], "expected a model of at least 2 attention layers (chapter 15's)"),
+    }
+
+
+CASES = {"11": ch11_cases, "14": ch14_cases, "15": ch15_cases, "16": ch16_cases, "16-names": names_cases}
 TIMEOUTS = {"11": 60}  # seconds per run; 120 unless named
 
 
@@ -145,7 +160,7 @@ def saved_model(chapter, program, model, case, folder):
                         "--save", folder.path("own.safetensors", b"")],
                        capture_output=True, check=True, timeout=120)
         return open(folder.path("own.safetensors"), "rb").read()
-    if chapter == "16":
+    if chapter in ("16", "16-names"):
         return open(model, "rb").read()
     return b""
 
@@ -166,7 +181,8 @@ def main():
     parser.add_argument("--list", action="store_true", help="print the names of the cases, ';'-separated")
     parser.add_argument("--program", help="the chapter program")
     parser.add_argument("--case", help="the case to run")
-    parser.add_argument("--model", help="chapter 16: the model chapter 14 saved; chapter 15: its own")
+    parser.add_argument("--model", help="chapter 16: the model chapter 14 saved; chapter 15 and 16-names: "
+                        "chapter 15's (16-names finds chapter 14's in the build folder beside it)")
     args = parser.parse_args()
     if args.list:
         print(";".join(CASES[args.chapter](Folder(write=False), None, None)), end="")

@@ -32,9 +32,9 @@ CORNERS_ONLY = {"ch03-scaling": [(1, 1), (5, 5)], "ch11-gradients": [(1, 1), (2,
 # time and checked there (its .output test), so the grid runs its short trainings only.
 TRAINS = {"ch14-next-character", "ch15-induction-head", "ch18-trained", "ch20-trained"}
 # A program that reads the models a training program saved at build time (chapter 15's circuit and
-# copying): its run on them is made once at build time and checked there, and it has no input of its
+# copying, chapter 16's names): its run on them is made once at build time and checked there, and it has no input of its
 # own to vary but the file (whose malformed forms tools/checks/check_bad_input.py tries).
-READS_SAVED_RUN = {"ch15-circuit", "ch15-copying"}
+READS_SAVED_RUN = {"ch15-circuit", "ch15-copying", "ch16-names"}
 # A program that reads a trained model: the grid gives it one made here by a 1-step training
 # of chapter 14 (so it also runs where the build trained none, under the sanitizers).
 READS_MODEL = {"ch16-generating-text": [[], ["--greedy"], ["--top-k", "1"], ["--temperature", "0.5", "--top-k", "5"],

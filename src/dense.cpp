@@ -48,6 +48,23 @@ void product_rows(const Left& left, const double* b, double* c, std::size_t n, s
 }
 //< product-rows
 
+// The same, C = D + L·B where d is not null (D's rows m apart, d may be c): the product's rows are
+// summed apart, then each entry takes one more addition.
+void product_rows_added(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m,
+                        const double* d)
+{
+    if (d == nullptr) {
+        product_rows(left, b, c, n, k, m);
+        return;
+    }
+    thread_local std::vector<double> sums;
+    sums.resize(n * m);
+    product_rows(left, b, sums.data(), n, k, m);
+    for (std::size_t x = 0; x < n * m; ++x) {
+        c[x] = d[x] + sums[x];
+    }
+}
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define BOOK_WIDE_PRODUCT 1
 //> product-tile
@@ -60,14 +77,19 @@ using Lanes4 = double __attribute__((vector_size(32)));  // four doubles: one 25
 using Lanes8 = double __attribute__((vector_size(64)));  // eight doubles: one 512-bit register
 
 // Rows i … i+Rows−1 of C, in its first 2·width columns at c (rows ldc apart), from the same
-// columns of B at b (rows ldb apart).
+// columns of B at b (rows ldb apart); where d is not null, C = D + L·B, D's rows at d ldc apart
+// (d may be c).
 template <class Lanes, std::size_t Rows>
 [[gnu::always_inline]] inline void product_tile(const Left& left, std::size_t i, std::size_t k, const double* b,
-                                                std::size_t ldb, double* c, std::size_t ldc)
+                                                std::size_t ldb, double* c, std::size_t ldc, const double* d)
 {
     constexpr std::size_t width = sizeof(Lanes) / sizeof(double);
-    Lanes low[Rows] = {};   // columns 0 … width−1 of rows i … i+Rows−1
-    Lanes high[Rows] = {};  // columns width … 2·width−1
+    Lanes low[Rows];   // columns 0 … width−1 of rows i … i+Rows−1
+    Lanes high[Rows];  // columns width … 2·width−1
+    for (std::size_t r = 0; r < Rows; ++r) {  // each sum starts from zero (a loop, which stays in registers)
+        low[r] = Lanes{};
+        high[r] = Lanes{};
+    }
     for (std::size_t p = 0; p < k; ++p) {
         Lanes b_low;
         Lanes b_high;
@@ -80,6 +102,14 @@ template <class Lanes, std::size_t Rows>
         }
     }
     for (std::size_t r = 0; r < Rows; ++r) {
+        if (d != nullptr) {  // one more addition per entry, as add_in_place() makes it
+            Lanes d_low;
+            Lanes d_high;
+            std::memcpy(&d_low, d + r * ldc, sizeof(Lanes));
+            std::memcpy(&d_high, d + r * ldc + width, sizeof(Lanes));
+            low[r] = d_low + low[r];
+            high[r] = d_high + high[r];
+        }
         std::memcpy(c + r * ldc, &low[r], sizeof(Lanes));
         std::memcpy(c + r * ldc + width, &high[r], sizeof(Lanes));
     }
@@ -98,72 +128,80 @@ __attribute__((target("avx"))) inline void clean_upper_halves()
 // tile go by product_rows(). Every entry is summed in the same order.
 template <class Lanes, std::size_t Rows>
 [[gnu::always_inline]] inline void product_tiles(const Left& left, const double* b, double* c, std::size_t n,
-                                                 std::size_t k, std::size_t m)
+                                                 std::size_t k, std::size_t m, const double* d)
 {
     constexpr std::size_t cols = 2 * sizeof(Lanes) / sizeof(double);
     const std::size_t full_rows = n - n % Rows;
     const std::size_t full_cols = m - m % cols;
-    std::vector<double> panel(full_cols < m ? k * cols : 0, 0.0);
+    thread_local std::vector<double> panel;  // kept from call to call, so never asked for again
+    panel.resize(full_cols < m ? k * cols : 0);
     for (std::size_t p = 0; p < panel.size() / cols; ++p) {
-        std::copy(b + p * m + full_cols, b + (p + 1) * m, panel.begin() + static_cast<std::ptrdiff_t>(p * cols));
+        double* row = panel.data() + p * cols;
+        std::fill(std::copy(b + p * m + full_cols, b + (p + 1) * m, row), row + cols, 0.0);
     }
     double edge[Rows * cols];
     for (std::size_t i = 0; i < full_rows; i += Rows) {
         for (std::size_t j = 0; j < full_cols; j += cols) {
-            product_tile<Lanes, Rows>(left, i, k, b + j, m, c + i * m + j, m);
+            product_tile<Lanes, Rows>(left, i, k, b + j, m, c + i * m + j, m, d == nullptr ? nullptr : d + i * m + j);
         }
         if (!panel.empty()) {
-            product_tile<Lanes, Rows>(left, i, k, panel.data(), cols, edge, cols);
+            product_tile<Lanes, Rows>(left, i, k, panel.data(), cols, edge, cols, nullptr);
             for (std::size_t r = 0; r < Rows; ++r) {
-                std::copy(edge + r * cols, edge + r * cols + (m - full_cols), c + (i + r) * m + full_cols);
+                for (std::size_t j = full_cols; j < m; ++j) {
+                    const double sum = edge[r * cols + (j - full_cols)];
+                    c[(i + r) * m + j] = d == nullptr ? sum : d[(i + r) * m + j] + sum;
+                }
             }
         }
     }
     clean_upper_halves();
-    product_rows({left.a + full_rows * left.row_step, left.row_step, left.depth_step}, b, c + full_rows * m,
-                 n - full_rows, k, m);
+    product_rows_added({left.a + full_rows * left.row_step, left.row_step, left.depth_step}, b, c + full_rows * m,
+                       n - full_rows, k, m, d == nullptr ? nullptr : d + full_rows * m);
 }
 
 __attribute__((target("avx512f"))) void product_tiles_512(const Left& left, const double* b, double* c,
-                                                          std::size_t n, std::size_t k, std::size_t m)
+                                                          std::size_t n, std::size_t k, std::size_t m, const double* d)
 {
-    product_tiles<Lanes8, 8>(left, b, c, n, k, m);
+    product_tiles<Lanes8, 8>(left, b, c, n, k, m, d);
 }
 
 __attribute__((target("avx2"))) void product_tiles_256(const Left& left, const double* b, double* c,
-                                                       std::size_t n, std::size_t k, std::size_t m)
+                                                       std::size_t n, std::size_t k, std::size_t m, const double* d)
 {
     // Tiles of 6 rows, then of 2 for the rest (a thread's share of rows is a multiple of 8).
     const std::size_t sixes = n - n % 6;
-    product_tiles<Lanes4, 6>(left, b, c, sixes, k, m);
+    product_tiles<Lanes4, 6>(left, b, c, sixes, k, m, d);
     product_tiles<Lanes4, 2>({left.a + sixes * left.row_step, left.row_step, left.depth_step}, b, c + sixes * m,
-                             n - sixes, k, m);
+                             n - sixes, k, m, d == nullptr ? nullptr : d + sixes * m);
 }
 #endif
 
-// C = L · B, every entry written (C may hold anything before), by whichever of the loops the processor runs faster.
-void product_here(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
+// C = L · B, or C = D + L · B where d is not null, every entry written (C may hold anything before),
+// by whichever of the loops the processor runs faster.
+void product_here(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m,
+                  const double* d)
 {
 #ifdef BOOK_WIDE_PRODUCT
     if (__builtin_cpu_supports("avx512f")) {
-        product_tiles_512(left, b, c, n, k, m);
+        product_tiles_512(left, b, c, n, k, m, d);
         return;
     }
     if (__builtin_cpu_supports("avx2")) {
-        product_tiles_256(left, b, c, n, k, m);
+        product_tiles_256(left, b, c, n, k, m, d);
         return;
     }
 #endif
-    product_rows(left, b, c, n, k, m);
+    product_rows_added(left, b, c, n, k, m, d);
 }
 
 // The same, its rows shared among product_threads() threads in runs of a multiple of 8 rows:
 // each entry is computed by one thread, in the same order.
-void product(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m)
+void product(const Left& left, const double* b, double* c, std::size_t n, std::size_t k, std::size_t m,
+             const double* d = nullptr)
 {
     const std::size_t threads = std::min(product_threads(), (n + 7) / 8);
     if (threads <= 1) {
-        product_here(left, b, c, n, k, m);
+        product_here(left, b, c, n, k, m, d);
         return;
     }
     const std::size_t run = (n + threads * 8 - 1) / (threads * 8) * 8;
@@ -173,7 +211,7 @@ void product(const Left& left, const double* b, double* c, std::size_t n, std::s
         const std::size_t rows = std::min(n - first, run);
         if (rows > 0) {
             product_here({left.a + first * left.row_step, left.row_step, left.depth_step}, b, c + first * m, rows, k,
-                         m);
+                         m, d == nullptr ? nullptr : d + first * m);
         }
     }
 }
@@ -260,6 +298,22 @@ Matrix multiply_transposed_rhs(const Matrix& lhs, const Matrix& rhs)
     Matrix result;
     multiply_transposed_rhs_into(lhs, rhs, result);
     return result;
+}
+
+void multiply_add_into(const Matrix& lhs, const Matrix& rhs, const Matrix& addend, Matrix& result)
+{
+    if (lhs.cols() != rhs.rows() || addend.rows() != lhs.rows() || addend.cols() != rhs.cols()) {
+        throw ShapeError(fmt::format("multiply_add: A is {}, B is {} and D is {}; the columns of A must be the rows "
+                                     "of B, and D must be A's rows by B's columns",
+                                     shape(lhs), shape(rhs), shape(addend)));
+    }
+    if (&result != &addend) {
+        shape_result(result, addend.rows(), addend.cols());
+    }
+    if (!result.empty()) {
+        product({lhs.data(), lhs.cols(), 1}, rhs.data(), result.data(), lhs.rows(), lhs.cols(), rhs.cols(),
+                addend.data());
+    }
 }
 
 void add_in_place(Matrix& sum, const Matrix& term)

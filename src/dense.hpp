@@ -115,6 +115,17 @@ void multiply_transposed_lhs_into(const Matrix& lhs, const Matrix& rhs, Matrix& 
 /// \throws ShapeError if A and B have different numbers of columns
 void multiply_transposed_rhs_into(const Matrix& lhs, const Matrix& rhs, Matrix& result);
 
+/// \brief D + A·B into a kept matrix, as multiply_into(), with no product matrix in between.
+///
+/// Each entry is D's entry plus the product's sum, that sum made in multiply()'s order from zero:
+/// the bits of add_in_place(D, multiply(A, B)), with one pass over the memory instead of three.
+/// \param lhs A, n×k
+/// \param rhs B, k×m
+/// \param addend D, n×m
+/// \param result C = D + AB, n×m afterwards; may be D itself, must not be A or B
+/// \throws ShapeError if the columns of A are not the rows of B, or D is not n×m
+void multiply_add_into(const Matrix& lhs, const Matrix& rhs, const Matrix& addend, Matrix& result);
+
 /// \brief Adds B to A entry by entry, in place: \f$ A \leftarrow A + B \f$.
 /// \param sum A; changed in place
 /// \param term B, the shape of A

@@ -31,8 +31,9 @@ constexpr std::size_t width = sizeof(Vec) / sizeof(double);
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define BOOK_WIDE_EXP 1
-// The exponential of eight numbers at once, with the bits of std::exp. On a processor with
-// AVX-512 the GNU C library's exp (its version for processors with fused multiply-adds) is
+// The exponential of eight numbers at once, with the bits of std::exp. On a processor with AVX2
+// and fused multiply-adds (every one with AVX-512 has both) the GNU C library's exp is its version
+// for those processors:
 // e^x = 2^(k/128) · e^r: k = round(x · 128/ln 2), r = x − k·ln 2/128 (in two parts), e^r − 1
 // by a polynomial of degree 5, and 2^(k/128) from a table of 128 entries, each a double and
 // the small correction that makes it exact to about 2^−106. The steps below are its steps,
@@ -160,6 +161,54 @@ __attribute__((target("avx512f"))) [[gnu::always_inline]] inline __m512d exp_lan
             }
         }
         result = _mm512_load_pd(out);
+    }
+    return result;
+}
+
+using Words4 = std::uint64_t __attribute__((vector_size(32)));  // four 64-bit integers
+using Signed4 = std::int64_t __attribute__((vector_size(32)));
+
+// The same steps four lanes at a time, for processors with AVX2 and fused multiply-adds, where
+// the library's exp is that same version: the two comparisons read the exponent field as a
+// signed number (below 0 is |x| < 2^−54) and a blend stands for the masked addition.
+__attribute__((target("avx2,fma"))) [[gnu::always_inline]] inline __m256d exp_lanes(__m256d x)
+{
+    using namespace glibc_exp;
+    const Signed4 top = reinterpret_cast<Signed4>((reinterpret_cast<Words4>(x) >> 52) & 0x7ff) - 0x3c9;
+    const Signed4 tiny = top < 0;  // all ones where true
+    const Signed4 common = (top >= 0) & (top < 0x3f);
+    __m256d kd = _mm256_fmadd_pd(x, _mm256_set1_pd(inverse_ln2_n), _mm256_set1_pd(shift));
+    const Words4 ki = reinterpret_cast<Words4>(kd);
+    kd = _mm256_sub_pd(kd, _mm256_set1_pd(shift));
+    __m256d r = _mm256_fmadd_pd(kd, _mm256_set1_pd(minus_ln2_high_n), x);
+    r = _mm256_fmadd_pd(kd, _mm256_set1_pd(minus_ln2_low_n), r);
+    const Words4 index = (ki & 127) << 1;
+    const __m256d tail = _mm256_i64gather_pd(reinterpret_cast<const double*>(table),
+                                             reinterpret_cast<__m256i>(index), 8);
+    const Words4 scale_bits =
+        reinterpret_cast<Words4>(_mm256_i64gather_epi64(reinterpret_cast<const long long*>(table),
+                                                        reinterpret_cast<__m256i>(index + 1), 8)) +
+        (ki << 45);
+    const __m256d r2 = _mm256_mul_pd(r, r);
+    const __m256d low = _mm256_fmadd_pd(r, _mm256_set1_pd(c3), _mm256_set1_pd(c2));
+    const __m256d high = _mm256_fmadd_pd(r, _mm256_set1_pd(c5), _mm256_set1_pd(c4));
+    __m256d sum = _mm256_fmadd_pd(low, r2, _mm256_add_pd(r, tail));
+    sum = _mm256_fmadd_pd(_mm256_mul_pd(r2, r2), high, sum);
+    const auto scale = reinterpret_cast<__m256d>(scale_bits);
+    __m256d result = _mm256_fmadd_pd(scale, sum, scale);
+    result = _mm256_blendv_pd(result, _mm256_add_pd(_mm256_set1_pd(1.0), x), reinterpret_cast<__m256d>(tiny));
+    const int rest = _mm256_movemask_pd(reinterpret_cast<__m256d>(~(common | tiny)));
+    if (rest != 0) {
+        alignas(32) double in[4];
+        alignas(32) double out[4];
+        _mm256_store_pd(in, x);
+        _mm256_store_pd(out, result);
+        for (std::size_t l = 0; l < 4; ++l) {
+            if (((static_cast<unsigned>(rest) >> l) & 1U) != 0) {
+                out[l] = std::exp(in[l]);
+            }
+        }
+        result = _mm256_load_pd(out);
     }
     return result;
 }
@@ -299,6 +348,10 @@ template <class Vec, std::size_t R, std::size_t W, class Range>
     }
 }
 
+// How a head's softmax takes e^x: by std::exp one number at a time, or four or eight lanes at a
+// time with its bits.
+enum class Exp { one, four, eight };
+
 // e^(a[j] − largest) for j < count, in place, eight at a time: the bits of std::exp.
 #ifdef BOOK_WIDE_EXP
 __attribute__((target("avx512f"))) void shifted_exps_512(double* a, std::size_t count, double largest)
@@ -311,16 +364,32 @@ __attribute__((target("avx512f"))) void shifted_exps_512(double* a, std::size_t 
         _mm512_mask_storeu_pd(a + j, mask, exp_lanes(x));
     }
 }
+
+// Four at a time; the last count % 4 by std::exp.
+__attribute__((target("avx2,fma"))) void shifted_exps_256(double* a, std::size_t count, double largest)
+{
+    const __m256d shift = _mm256_set1_pd(largest);
+    std::size_t j = 0;
+    for (; j + 4 <= count; j += 4) {
+        _mm256_storeu_pd(a + j, exp_lanes(_mm256_sub_pd(_mm256_loadu_pd(a + j), shift)));
+    }
+    for (; j < count; ++j) {
+        a[j] = std::exp(a[j] - largest);
+    }
+}
 #endif
 
-// The same by std::exp, one at a time, or by shifted_exps_512() where the processor has
-// AVX-512 (Wide).
-template <bool Wide>
+// The same by std::exp, one at a time, or by shifted_exps_512() or shifted_exps_256().
+template <Exp Lanes>
 [[gnu::always_inline]] inline void shifted_exps(double* a, std::size_t count, double largest)
 {
 #ifdef BOOK_WIDE_EXP
-    if constexpr (Wide) {
+    if constexpr (Lanes == Exp::eight) {
         shifted_exps_512(a, count, largest);
+        return;
+    }
+    if constexpr (Lanes == Exp::four) {
+        shifted_exps_256(a, count, largest);
         return;
     }
 #endif
@@ -334,7 +403,7 @@ template <bool Wide>
 // passed over) save for the sign of a zero largest, which no difference a − largest, and so no
 // weight, can see; taken as eight running maxima, merged, it is the same number, with no call
 // and no chain of dependent comparisons.
-template <bool Wide>
+template <Exp Lanes>
 [[gnu::always_inline]] inline void softmax_row(const double* s, std::size_t i, double root, double* a)
 {
     for (std::size_t j = 0; j <= i; ++j) {
@@ -354,7 +423,7 @@ template <bool Wide>
     for (std::size_t l = 1; l < lanes; ++l) {
         largest[0] = largest[l] > largest[0] ? largest[l] : largest[0];
     }
-    shifted_exps<Wide>(a, i + 1, largest[0]);
+    shifted_exps<Lanes>(a, i + 1, largest[0]);
     double total = 0.0;
     for (j = 0; j <= i; ++j) {
         total += a[j];
@@ -366,7 +435,7 @@ template <bool Wide>
 
 using Range = std::pair<std::size_t, std::size_t>;
 
-template <class Vec, std::size_t R, std::size_t W, bool Wide = false>
+template <class Vec, std::size_t R, std::size_t W, Exp Lanes = Exp::one>
 [[gnu::always_inline]] inline void forward_body(const HeadWindow& h, double* weights, double* out)
 {
     Scratch& s = scratch();
@@ -385,7 +454,7 @@ template <class Vec, std::size_t R, std::size_t W, bool Wide = false>
     }
     const double root = std::sqrt(static_cast<double>(h.head_dim));
     for (std::size_t i = 0; i < n; ++i) {
-        softmax_row<Wide>(s.sums.data() + i * wide_n, i, root, weights + i * n);
+        softmax_row<Lanes>(s.sums.data() + i * wide_n, i, root, weights + i * n);
     }
     // C = A V: each output over the keys j ≤ i in order.
     const auto keys = [](std::size_t i) { return Range{0, i + 1}; };
@@ -467,12 +536,13 @@ template <class Vec, std::size_t R, std::size_t W>
 // 512-bit registers: 8 rows × 16 columns, 16 registers of sums; 256-bit: 6 rows × 8 columns, 12 of its 16 registers.
 __attribute__((target("avx512f"))) void forward_512(const HeadWindow& h, double* weights, double* out)
 {
-    forward_body<Lanes, 8, 2, true>(h, weights, out);
+    forward_body<Lanes, 8, 2, Exp::eight>(h, weights, out);
 }
 
-__attribute__((target("avx2"))) void forward_256(const HeadWindow& h, double* weights, double* out)
+// With AVX2 and fused multiply-adds (-ffp-contract=off keeps every other product and sum apart).
+__attribute__((target("avx2,fma"))) void forward_256(const HeadWindow& h, double* weights, double* out)
 {
-    forward_body<Lanes4, 6, 2>(h, weights, out);
+    forward_body<Lanes4, 6, 2, Exp::four>(h, weights, out);
 }
 
 __attribute__((target("avx512f"))) void backward_512(const HeadWindow& h, const double* weights,
@@ -497,7 +567,7 @@ void head_forward_tiled(const HeadWindow& head, double* weights, double* out)
         forward_512(head, weights, out);
         return;
     }
-    if (__builtin_cpu_supports("avx2")) {
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
         forward_256(head, weights, out);
         return;
     }

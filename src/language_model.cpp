@@ -309,8 +309,7 @@ void layer_pass(const AttentionLayer& layer, LayerTrace& t, std::size_t heads, s
         head_forward_tiled(head_window(t, s), t.weights.data() + s.weights,
                            t.joined.data() + s.first_row * t.joined.cols() + s.column);
     }
-    multiply_into(t.joined, layer.w_out, output);
-    add_in_place(output, input);  // the residual stream: X + C W_O
+    multiply_add_into(t.joined, layer.w_out, input, output);  // the residual stream: X + C W_O
 }
 
 }  // namespace
@@ -337,7 +336,6 @@ struct BackwardBuffers {
     Matrix d_queries;
     Matrix d_keys;
     Matrix d_values;
-    Matrix term;      // one product of dX's sum at a time
     RotaryTable table;
 };
 
@@ -373,12 +371,9 @@ void layer_backward(const AttentionLayer& layer, const LayerTrace& t, std::size_
     // dX = dY (the residual passes it through unchanged) + dQ W_Qᵀ + dK W_Kᵀ + dV W_Vᵀ, added in
     // that order, in place of dY, which is read no more.
     Matrix& d_input = b.d_stream;
-    multiply_transposed_rhs_into(b.d_queries, layer.w_query, b.term);
-    add_in_place(d_input, b.term);
-    multiply_transposed_rhs_into(b.d_keys, layer.w_key, b.term);
-    add_in_place(d_input, b.term);
-    multiply_transposed_rhs_into(b.d_values, layer.w_value, b.term);
-    add_in_place(d_input, b.term);
+    multiply_add_into(b.d_queries, transpose(layer.w_query), d_input, d_input);
+    multiply_add_into(b.d_keys, transpose(layer.w_key), d_input, d_input);
+    multiply_add_into(b.d_values, transpose(layer.w_value), d_input, d_input);
 }
 
 }  // namespace

@@ -851,8 +851,35 @@ TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][supp
         CHECK(sa::identical(sa::multiply(a, b), ab));
         CHECK(sa::identical(sa::multiply_transposed_lhs(a, c), at_c));
         CHECK(sa::identical(sa::multiply_transposed_rhs(c, b), c_bt));
+        // D + AB: the product's sum from zero as above, then one addition of D's entry (the bits of
+        // add_in_place(D, AB)), into another matrix and in place of D, on one thread and on two.
+        const sa::Matrix d = random_entries(n, m, 34);
+        sa::Matrix d_ab(n, m);
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j < m; ++j) {
+                d_ab(i, j) = d(i, j) + ab(i, j);
+            }
+        }
+        for (const std::size_t threads : {1, 2}) {
+            INFO(threads << " thread(s): D + AB, D's entry added last");
+            const sa::ProductThreads sharing(threads);
+            sa::Matrix apart;
+            sa::multiply_add_into(a, b, d, apart);
+            CHECK(sa::identical(apart, d_ab));
+            sa::Matrix in_place = d;
+            sa::multiply_add_into(a, b, in_place, in_place);
+            CHECK(sa::identical(in_place, d_ab));
+        }
     }
     CHECK_THROWS_AS(sa::multiply(random_entries(5, 3, 1), random_entries(5, 4, 2)), sa::ShapeError);
+    sa::Matrix kept;
+    CHECK_THROWS_MATCHES(sa::multiply_add_into(random_entries(5, 3, 1), random_entries(3, 4, 2), random_entries(5, 3, 3),
+                                               kept),
+                         sa::ShapeError, Catch::Matchers::Message("multiply_add: A is 5×3, B is 3×4 and D is 5×3; the "
+                                                                 "columns of A must be the rows of B, and D must be "
+                                                                 "A's rows by B's columns"));
+    CHECK_THROWS_AS(sa::multiply_add_into(random_entries(5, 3, 1), random_entries(4, 4, 2), random_entries(5, 4, 3), kept),
+                    sa::ShapeError);
 }
 
 TEST_CASE("add_in_place: A + B entry by entry, and B refused if its rows alone or its columns alone differ",

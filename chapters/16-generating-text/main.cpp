@@ -2,21 +2,16 @@
 // greedy choice, temperature, top-k and a seeded inverse-CDF draw; the KV cache of every layer and
 // head against recomputation; and what happens when the text runs past the trained context.
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <numeric>
-#include <optional>
 #include <utility>
 
 #include "char_text.hpp"
 #include "circuits.hpp"
 #include "cli.hpp"
 #include "generation.hpp"
+#include "generation_options.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
 #include "safetensors.hpp"
@@ -40,71 +35,6 @@ sa::SavedModel load_model(const std::string& path)
     } catch (const std::invalid_argument& error) {
         throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
     }
-}
-
-double temperature_option(const sa::Example& example)
-{
-    const std::string& text = example.options.at("--temperature");
-    char* end = nullptr;
-    const double t = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(t) || t <= 0.0 || t > 100.0) {
-        throw sa::UsageError(fmt::format("--temperature: expected a number above 0 and at most 100, got '{}'; "
-                                         "τ -> 0 is the greedy choice, ask for it with --greedy", text));
-    }
-    return t;
-}
-
-std::size_t top_k_option(const sa::Example& example, std::size_t v)
-{
-    const std::string& text = example.options.at("--top-k");
-    if (text == "all") {
-        return v;
-    }
-    char* end = nullptr;
-    const long k = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || end != text.c_str() + text.size() || k < 1 || static_cast<std::size_t>(k) > v) {
-        throw sa::UsageError(fmt::format("--top-k: expected a whole number from 1 to d_vocab = {} (the vocabulary) or "
-                                         "all, got '{}'", v, text));
-    }
-    return static_cast<std::size_t>(k);
-}
-
-// The reader's rule: greedy, or a temperature and a top-k. --greedy reads neither, so giving one
-// of them with it is refused rather than silently ignored.
-sa::SamplingRule sampling_rule(const sa::Example& example, std::size_t v)
-{
-    if (!sa::flag_option(example, "--greedy")) {
-        return {false, temperature_option(example), top_k_option(example, v)};
-    }
-    for (const char* option : {"--temperature", "--top-k"}) {
-        if (example.given.contains(option)) {
-            throw sa::UsageError(fmt::format("--greedy and {}: choose one; --greedy takes the largest logit (the "
-                                             "limit τ -> 0) and reads no temperature or top-k", option));
-        }
-    }
-    return {true, 1.0, v};
-}
-
-std::vector<std::size_t> prompt_tokens(const sa::Vocabulary& vocabulary, const std::string& prompt)
-{
-    sa::check_ascii(prompt, "--prompt");  // a byte of UTF-8 is named by its code, never printed alone
-    std::string outside;
-    for (const char c : prompt) {
-        const std::string label = "'" + sa::character_label(c) + "'";
-        if (vocabulary.token_of_byte[static_cast<unsigned char>(c)] < 0 && outside.find(label) == std::string::npos) {
-            outside += (outside.empty() ? "" : ", ") + label;
-        }
-    }
-    if (prompt.empty()) {
-        throw sa::UsageError("--prompt: the prompt is empty; expected at least one character for the model to "
-                             "continue");
-    }
-    if (!outside.empty()) {
-        throw sa::UsageError(fmt::format("--prompt: the characters {} are not in the model's vocabulary of {} "
-                                         "characters; use only characters of its training text", outside,
-                                         vocabulary.characters.size()));
-    }
-    return sa::encode(vocabulary, prompt);
 }
 
 std::string shown(const std::string& text)
@@ -320,46 +250,6 @@ double bucket_loss(const sa::Matrix& z, const std::vector<std::size_t>& targets,
     return total / static_cast<double>(count);
 }
 
-// The measured speed is a fact about the machine, not the model: it goes to a file of its own and,
-// with --figures, to a plot, at the lengths the chapter uses, never to the checked output. It is
-// measured on the uncropped run, where the cache grows with the text as chapter 13's did.
-void write_speed(const std::string& path, const sa::Report& report, const sa::LanguageModel& model,
-                 const std::vector<std::size_t>& prompt, const sa::SamplingRule& rule, std::int64_t seed)
-{
-    std::string text = "Measured on the machine that built this copy: characters generated per second.\n"
-                       "  length   with the cache   recomputing   ratio\n";
-    sa::Series cached_speed{.name = "with the KV cache"};
-    sa::Series full_speed{.name = "recomputing the text at every step"};
-    for (const std::size_t length : {std::size_t{30}, std::size_t{120}, max_length}) {
-        std::array<double, 2> seconds{};
-        for (const bool cached : {true, false}) {
-            const auto start = std::chrono::steady_clock::now();
-            const auto bits = static_cast<std::uint64_t>(seed);
-            if (sa::generate_text(model, prompt, length, rule, bits, cached, sa::Window::whole).tokens.size() != length) {
-                throw std::logic_error("generate returned the wrong length");
-            }
-            seconds[cached ? 0 : 1] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        }
-        const double n = static_cast<double>(length);
-        text += fmt::format("  {:>6}   {:>14.0f}   {:>11.0f}   {:>5.1f}\n", length, n / seconds[0], n / seconds[1],
-                            seconds[1] / seconds[0]);
-        cached_speed.x.push_back(n);
-        cached_speed.y.push_back(n / seconds[0]);
-        full_speed.x.push_back(n);
-        full_speed.y.push_back(n / seconds[1]);
-    }
-    std::ofstream out(path);
-    out << text;
-    if (!out) {
-        throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
-    }
-    report.line_plot("measured-speed.svg",
-                     {.title = "Generation speed, measured on the machine that built this copy",
-                      .x_label = "characters generated", .y_label = "characters per second",
-                      .series = {cached_speed, full_speed}, .log_x = true, .log_y = true, .log_x_base = 10,
-                      .log_y_base = 10});
-}
-
 // The logits of a sliding window over windows of `span` rows: row p reads the last c characters up
 // to p, at positions 0 to c - 1, as generation does; below c that is the whole window so far. Each is
 // recomputed_logits() on those c characters, bit for bit, computed as a server would: the first c - 1
@@ -425,9 +315,9 @@ std::string generating_text_chapter(const sa::Example& example)
     const sa::LanguageModel& model = saved.model;
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     const std::size_t v = saved.vocabulary.size();
-    const sa::SamplingRule rule = sampling_rule(example, v);
+    const sa::SamplingRule rule = sa::sampling_rule(example, v);  // --greedy, or --temperature and --top-k
     const auto length = static_cast<std::size_t>(sa::whole_option(example, "--length", 0, max_length));
-    const std::vector<std::size_t> prompt = prompt_tokens(vocabulary, example.options.at("--prompt"));
+    const std::vector<std::size_t> prompt = sa::prompt_tokens(vocabulary, example.options.at("--prompt"));
     const int digits = example.precision;
     sa::SplitMix64 generator(static_cast<std::uint64_t>(example.seed));
     const std::size_t kv_heads = sa::kv_head_count(model.shape);  // a model of chapter 18 shares key/value heads
@@ -442,7 +332,9 @@ std::string generating_text_chapter(const sa::Example& example)
     out += past_context(model, vocabulary, digits);
     out += "\n";  // ch16-names prints the chapter's next part (names-output.txt)
     if (!example.options.at("--speed").empty()) {
-        write_speed(example.options.at("--speed"), sa::Report(example), model, prompt, rule, example.seed);
+        // A fact about the machine, not the model: a file of its own, never the checked output.
+        sa::write_generation_speed(example.options.at("--speed"), sa::Report(example), model, prompt, rule,
+                                   example.seed, {30, 120, max_length});
     }
     return out;
 }

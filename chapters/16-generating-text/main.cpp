@@ -26,17 +26,6 @@ constexpr std::size_t table_top_k = 5;    // the top-k of the table's fourth rul
 constexpr double table_temperature = 0.5; // the temperature of its third rule
 constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, for the last section
 
-sa::SavedModel load_model(const std::string& path)
-{
-    try {
-        return sa::load_safetensors(sa::read_file(sa::book_file(path), "--load"));
-    } catch (const sa::UsageError&) {
-        throw;
-    } catch (const std::invalid_argument& error) {
-        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
-    }
-}
-
 std::string shown(const std::string& text)
 {
     std::string out = text;
@@ -311,7 +300,7 @@ std::string past_context(const sa::LanguageModel& model, const sa::Vocabulary& v
 
 std::string generating_text_chapter(const sa::Example& example)
 {
-    const sa::SavedModel saved = load_model(example.options.at("--load"));
+    const sa::SavedModel saved = sa::load_book_model(example.options.at("--load"));
     const sa::LanguageModel& model = saved.model;
     const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
     const std::size_t v = saved.vocabulary.size();

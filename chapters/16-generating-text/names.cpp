@@ -19,17 +19,6 @@
 
 namespace {
 
-sa::SavedModel load_model(const std::string& path)
-{
-    try {
-        return sa::load_safetensors(sa::read_file(sa::book_file(path), "--load"));
-    } catch (const sa::UsageError&) {
-        throw;
-    } catch (const std::invalid_argument& error) {
-        throw sa::UsageError(fmt::format("--load {}: {}", path, error.what()));
-    }
-}
-
 // Chapter 15's circuit, found as that chapter finds it on its test letters (16 of 32 distinct
 // letters repeated once, seed 2018): the layer-1 head with the best induction score, and the
 // layer-0 head whose zeroing leaves the lowest best score.
@@ -147,7 +136,7 @@ std::optional<sa::SavedModel> chapter_15_model(const std::string& path, const sa
     if (!in) {
         return std::nullopt;
     }
-    sa::SavedModel saved = load_model(path);
+    sa::SavedModel saved = sa::load_book_model(path);
     if (saved.vocabulary != vocabulary.characters || saved.model.layers.size() < 2) {
         return std::nullopt;
     }
@@ -271,23 +260,22 @@ std::string recall_control(const sa::LanguageModel& model, const sa::Vocabulary&
 std::string names_chapter(const sa::Example& example)
 {
     const std::string path = example.options.at("--load");
-    const sa::SavedModel saved = load_model(path);
-    const sa::Vocabulary vocabulary = sa::make_vocabulary(saved.vocabulary);
-    const std::optional<sa::SavedModel> letters = chapter_15_model(path, vocabulary);
-    if (!letters) {
+    const sa::SavedModel letters = sa::load_book_model(path);
+    const sa::Vocabulary vocabulary = sa::make_vocabulary(letters.vocabulary);
+    if (letters.model.layers.size() < 2) {
         throw sa::UsageError(fmt::format("--load {}: expected a model of at least 2 attention layers (chapter 15's)",
                                          path));
     }
     const int digits = example.precision;
     std::string out = "The induction head at work, on prompts of its own (not --prompt, and greedy whatever the "
                       "rule):\nchapter 15's model on names written once, then begun again.\n" +
-                      name_table(letters->model, vocabulary, digits);
+                      name_table(letters.model, vocabulary, digits);
     const std::optional<sa::SavedModel> copying = chapter_15_model(path + ".copying",
                                                                    vocabulary);
     if (copying) {
         out += "\nThe same names with chapter 15's copying model (two heads of 32, trained on repeated text too).\n" +
                name_table(copying->model, vocabulary, digits) + "\n" +
-               names_text(letters->model, copying->model, vocabulary) + "\n" +
+               names_text(letters.model, copying->model, vocabulary) + "\n" +
                recall_control(copying->model, vocabulary);
     }
     return out;

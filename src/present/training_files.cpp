@@ -60,16 +60,28 @@ Corpus load_corpus(const std::string& path, const std::string& training, const s
     }
 }
 
-SavedModel load_model(const std::string& path, const Vocabulary& vocabulary)
+namespace {
+
+// The model in a file's bytes, a broken file refused by --load and its path as given.
+SavedModel parsed_model(const std::string& bytes, const std::string& path)
 {
-    SavedModel saved;
     try {
-        saved = load_safetensors(read_file(path, "--load"));
-    } catch (const UsageError&) {
-        throw;
+        return load_safetensors(bytes);
     } catch (const std::invalid_argument& error) {
         throw UsageError(fmt::format("--load {}: {}", path, error.what()));
     }
+}
+
+}  // namespace
+
+SavedModel load_book_model(const std::string& path)
+{
+    return parsed_model(read_file(book_file(path), "--load"), path);
+}
+
+SavedModel load_model(const std::string& path, const Vocabulary& vocabulary)
+{
+    const SavedModel saved = parsed_model(read_file(path, "--load"), path);
     if (saved.vocabulary != vocabulary.characters) {
         throw UsageError(fmt::format("--load {}: the model's vocabulary has {} characters, the text's {}, and they "
                                      "differ; load a model trained on this text", path, saved.vocabulary.size(),

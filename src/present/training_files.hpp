@@ -48,6 +48,12 @@ struct Corpus {
 ///         text or is too short to split
 [[nodiscard]] Corpus load_corpus(const std::string& path, const std::string& training, const std::string& held_out);
 
+/// \brief A model saved by save_safetensors(), found as book_file() finds a file the build made.
+/// \param path the file (given with --load, or the program's default)
+/// \return the model and its vocabulary
+/// \throws UsageError naming --load and the problem: an unreadable or broken file
+[[nodiscard]] SavedModel load_book_model(const std::string& path);
+
 /// \brief A model saved by save_safetensors(), which must read the same characters as the text.
 /// \param path the file (given with --load)
 /// \param vocabulary the text's vocabulary

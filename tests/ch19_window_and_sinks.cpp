@@ -702,8 +702,12 @@ TEST_CASE("The chapter's printed numbers recomputed from the saved models", "[.c
 
 TEST_CASE("The chapter's ALiBi slopes and soft windows from 2^(-8(a+1)/h)", "[.ch19-run][support]")
 {
-    const std::string output = helpers::read_all(BOOK_CH19_OUTPUT);
-    const std::string tried = helpers::read_all(BOOK_CH19_TRY_OUTPUT);
+    INFO("ALiBi is ch19-alibi's, on its defaults and with its alibi-try.cmd (--alibi-heads 6)");
+    const std::string output = helpers::read_all(BOOK_CH19_ALIBI_OUTPUT);
+    const std::string tried = helpers::read_all(BOOK_CH19_ALIBI_TRY_OUTPUT);
+    for (const std::string* printed_by : {&output, &tried}) {
+        CHECK(printed_by->starts_with("ALiBi: no positions in the inputs; a bias B_a on the scores of head a"));
+    }
     INFO("h = 4: 2^-2 to 2^-8 in steps of 2^-2; h = 8: 2^-1 to 2^-8; h = 6: h = 4's, then h = 8's first and third");
     for (const std::string* printed_by : {&output, &tried}) {
         CHECK_THAT(*printed_by, Contains("  h = 4: 1/4, 1/16, 1/64, 1/256\n"));

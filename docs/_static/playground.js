@@ -52,7 +52,6 @@
     '--temperature': 'Temperature T',
     '--top-k': 'Top-k',
     '--greedy': 'Greedy choice',
-    '--alibi-heads': 'ALiBi heads h',
   };
 
   function ownLabel(option) {

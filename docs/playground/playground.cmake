@@ -106,9 +106,10 @@ set(playground_fields_ch16-generating-text --prompt --length --temperature --top
 # Chapter 17 simulates its ranks in one process (no MPI in the page): G, the layout and the length.
 set(playground_fields_ch17-ring-attention --ranks --layout --length)
 # Chapter 19's panel reads 2 of the 16 held-out windows, so that its first result comes quickly, and
-# shows the window, the cache, its sinks, that count and the heads of its ALiBi slopes.
+# shows the window, the cache, its sinks and that count. It runs ch19-window-and-sinks, the page's
+# first program; ALiBi's, ch19-alibi, has no panel, as chapter 15's and 16's other programs have none.
 set(playground_start_ch19-window-and-sinks --windows 2)
-set(playground_fields_ch19-window-and-sinks --window --cache --sinks --windows --alibi-heads)
+set(playground_fields_ch19-window-and-sinks --window --cache --sinks --windows)
 
 # book_playground_files(<chapter> <defines-var> <scripts-var>): the -D flags and the file
 # scripts a chapter needs, from the macros its main.cpp names and its playground_reads_.

@@ -68,6 +68,14 @@ WINDOW_CASES = [
      "--sinks: 8 sinks in a cache of --cache 8; expected each count below the cache"),
     ("0 sinks", ["--cache", "8", "--sinks", "0,2"], '--sinks: entry 1 of "0,2" is "0"; expected whole numbers from 1'),
 ]
+# ALiBi's heads (chapter 19's ch19-alibi): a whole number from 1 to 64, the most whose slopes it writes exactly.
+ALIBI_CASES = [
+    ("0 ALiBi heads", ["--alibi-heads", "0"], '--alibi-heads: expected a whole number from 1 to 64, got "0"'),
+    ("65 ALiBi heads", ["--alibi-heads", "65"], '--alibi-heads: expected a whole number from 1 to 64, got "65"'),
+    ("ALiBi heads that are not a whole number", ["--alibi-heads", "2.5"],
+     '--alibi-heads: expected a whole number from 1 to 64, got "2.5"'),
+    ("ALiBi heads missing their value", ["--alibi-heads"], "--alibi-heads: missing value"),
+]
 # Latent keys and values (chapter 20): the latent narrower than the token, the rotary key in pairs.
 LATENT_CASES = [
     ("a latent wider than the token", ["--wdkv", "1,0,0;0,1,0"],
@@ -238,6 +246,8 @@ def main():
         cases += SIZES_CASES
     if "  --sinks " in usage:
         cases += WINDOW_CASES
+    if "  --alibi-heads " in usage:
+        cases += ALIBI_CASES
     if "  --wdkv " in usage:
         cases += LATENT_CASES
     if "  --latent-widths " in usage:

@@ -40,7 +40,7 @@ READS_SAVED_RUN = {"ch15-circuit", "ch15-copying", "ch16-names"}
 READS_MODEL = {"ch16-generating-text": [[], ["--greedy"], ["--top-k", "1"], ["--temperature", "0.5", "--top-k", "5"],
                                         ["--prompt", "In the beginning", "--length", "5"], ["--uncropped", "--length", "70"]],
                # Chapter 19's held-out windows take seconds each: the grid reads one or two, or none
-               # where it varies the worked example.
+               # where it varies the worked example (ALiBi's, ch19-alibi, reads no model: the grid runs it).
                "ch19-window-and-sinks": [["--windows", "1"], ["--windows", "2", "--cache", "8", "--sinks", "1,7"],
                                          ["--windows", "1", "--cache", "2", "--sinks", "1"],
                                          ["--windows", "0", "--window", "1"], ["--windows", "0", "--window", "64"],
@@ -135,6 +135,12 @@ SAYS_WHY = [
      "--ranks, --length and --layout set the sharded run below"),
     ("ch17-ring-attention", ["--embeddings", "1,0;0,1;1,1;2,0", "--ranks", "2"],
      "split between G = 2 ranks (--ranks)"),
+    # ALiBi (chapter 19's ch19-alibi): a width that rules out chapter 10's pairs says so in the table's place,
+    # and the fewest and the most heads print their slopes (the grid above runs the default 8 only).
+    ("ch19-alibi", ["--embeddings", "1,0,2;0,1,1;1,1,0"],
+     "(rotary, R_i q, R_j k left out: it turns pairs of features, and the width is 3.)"),
+    ("ch19-alibi", ["--alibi-heads", "1"], "\n  h = 1: 1/256\n"),
+    ("ch19-alibi", ["--alibi-heads", "64"], "\n  h = 64: 2^-0.125, 2^-0.25, "),
 ]
 
 

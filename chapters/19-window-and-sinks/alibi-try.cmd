@@ -1,0 +1,1 @@
+build/bin/ch19-alibi --alibi-heads 6

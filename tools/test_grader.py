@@ -34,7 +34,8 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
   run-part-three chapters 14, 15 and 16 run on the learner's code with no extra option: the King
                  James text and the saved models come from the book's build (--book-build), or the
                  text is made in the grading build where that has none; each try.cmd prints the
-                 book's try-output.txt
+                 book's try-output.txt; a second program (ch16-names) runs by its own name and is
+                 compared with its own output file
   error-wording  every fragment of an error message an exercise's check demands is in the
                  exercise's documentation (the API page), a shape as "X is R×C" where it says
                  the message names the shapes (no build)
@@ -457,6 +458,14 @@ def scenario_run_part_three(args):
         expect(result.returncode == 0 and "Same as the book's output" in result.stdout,
                f"learn run {' '.join(command)} does not print the book's try-output.txt (exit {result.returncode})")
         expect("cannot read" not in result.stdout, f"learn run {command[0]} cannot read a file the book's build made")
+    # A chapter's second program runs by its own name and compares with its own output file.
+    names = run_learn(args, "run", "--book-build", str(args.book_build), "ch16-names")
+    expect(names.returncode == 0 and "$ ch16-names" in names.stdout
+           and "Same as the book's output (chapters/16-generating-text/names-output.txt)" in names.stdout,
+           f"learn run ch16-names does not run ch16-names and print names-output.txt (exit {names.returncode})")
+    unknown = run_learn(args, "run", "ch16-nmes")
+    expect(unknown.returncode != 0 and "Its programs: ch16-generating-text, ch16-names" in unknown.stdout,
+           "learn run ch16-nmes does not refuse with chapter 16's programs")
     # A grading build whose book build has no text makes it itself, as the book's build does.
     for name in ("kjv-training.txt", "kjv-held-out.txt"):
         (args.build / "text" / name).unlink(missing_ok=True)

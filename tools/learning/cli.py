@@ -38,7 +38,7 @@ def add_others(commands):
     run = commands.add_parser("run", help="build a chapter program against your workspace and run it, and show "
                                           "where its output differs from the book's (steps still stubs use the "
                                           "book's version)")
-    run.add_argument("program", help="the chapter: 2, ch02 or ch02-scores")
+    run.add_argument("program", help="the chapter: 2, ch02 or ch02-scores, or a second program such as ch16-names")
     run.add_argument("--book-build", type=Path, default=DEFAULT_BOOK_BUILD,
                      help="the book's build, whose King James text and saved models chapters 14 to 16 read "
                           "(default: build/, or $BOOK_BUILD_DIR; made here when it has none)")

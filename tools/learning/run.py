@@ -14,14 +14,32 @@ from .build import BuildFailed, build_workspace
 from .workspace import exercise_state
 
 
-def find_chapter(text):
-    match = re.fullmatch(r"(?:ch)?0*(\d+)(?:[-_].*)?", text)
+def programs(chapter):
+    """{program: source stem} of a chapter: its main.cpp is chNN-folder, each other X.cpp
+    (e.g. names.cpp) is chNN-X, as the chapters' CMakeLists.txt name them."""
+    found = {chapter.program: "main"}
+    for source in sorted((CHAPTERS / chapter.folder).glob("*.cpp")):
+        if source.stem != "main":
+            found[f"ch{chapter.number:02d}-{source.stem.replace('_', '-')}"] = source.stem
+    return found
+
+
+def find_program(text):
+    """(chapter, program, source stem) for "2", "ch02", "ch02-scores" or a chapter's second
+    program such as "ch16-names"; a path such as build/bin/ch02-scores (as a try.cmd writes it)
+    names its program."""
+    match = re.fullmatch(r"(?:ch)?0*(\d+)([-_].*)?", os.path.basename(text))
     found = chapters().get(int(match[1])) if match else None
     if found and found.folder:
-        return found
-    names = ", ".join(chapter.program for chapter in chapters().values() if chapter.folder)
+        named = programs(found)
+        if not match[2]:
+            return found, found.program, "main"
+        for program, stem in named.items():
+            if program[len(f"ch{found.number:02d}"):] == match[2].replace("_", "-"):
+                return found, program, stem
+        raise LearnError(f"chapter {found.number} has no program \"{text}\". Its programs: {', '.join(named)}")
+    names = ", ".join(program for chapter in chapters().values() if chapter.folder for program in programs(chapter))
     raise LearnError(f"no chapter program \"{text}\". Programs: {names}")
-
 
 
 def borrowed(workspace):
@@ -84,15 +102,17 @@ def make_product(name, build, jobs):
         raise LearnError(f"could not make {name} in {relative(build)}:\n{made.stdout[-2000:]}")
 
 
-def book_output(chapter, arguments):
+def book_output(chapter, stem, arguments):
     """The file holding what the book prints for these arguments: output.txt without any,
-    try-output.txt for the chapter's "try it yourself" command, else None."""
+    try-output.txt for the chapter's "try it yourself" command, else None. A chapter's second
+    program (names.cpp) has its own: names-output.txt, names-try.cmd and names-try-output.txt."""
     folder = CHAPTERS / chapter.folder
+    prefix = "" if stem == "main" else f"{stem}-"
     if not arguments:
-        return folder / "output.txt"
-    try_command = folder / "try.cmd"
+        return folder / f"{prefix}output.txt"
+    try_command = folder / f"{prefix}try.cmd"
     if try_command.exists() and shlex.split(try_command.read_text(encoding="utf-8"))[1:] == arguments:
-        return folder / "try-output.txt"
+        return folder / f"{prefix}try-output.txt"
     return None
 
 
@@ -100,10 +120,10 @@ def command_run(args):
     workspace = args.workspace.resolve()
     if not workspace.exists():
         raise LearnError("there is no workspace yet. Create it with: tools/learn init")
-    chapter = find_chapter(args.program)
+    chapter, program, stem = find_program(args.program)
     build = args.build.resolve()  # the grading build: its steps pick the learner's code or the book's at run time
     try:
-        broken, errors = build_workspace(workspace, build, [chapter.program, *trainers(chapter, args.book_build)],
+        broken, errors = build_workspace(workspace, build, [program, *trainers(chapter, args.book_build)],
                                          args.jobs)
     except BuildFailed as failure:
         print(f"Your code does not build yet ({failure.summary}). The first errors:\n\n{failure.output}")
@@ -113,22 +133,22 @@ def command_run(args):
               f"\n\n{errors}\n")
     book_products(chapter, build, args.book_build.resolve(), args.jobs)
     extra = args.arguments[1:] if args.arguments[:1] == ["--"] else list(args.arguments)
-    print(f"$ {chapter.program} {shlex.join(extra)}".rstrip() + "   (built from your workspace)", flush=True)
+    print(f"$ {program} {shlex.join(extra)}".rstrip() + "   (built from your workspace)", flush=True)
     stubs = borrowed(workspace)
     if stubs:
         print(f"(not written yet, so the book's version runs instead: {', '.join(stubs)})", flush=True)
-    result = subprocess.run([str(build / "bin" / chapter.program), *extra], stdout=subprocess.PIPE, text=True,
+    result = subprocess.run([str(build / "bin" / program), *extra], stdout=subprocess.PIPE, text=True,
                             errors="replace", env=dict(os.environ, BOOK_GRADE_CHAPTER="written"))
     sys.stdout.write(result.stdout)
     if result.returncode < 0:
-        print(f"{chapter.program} crashed ({signal.Signals(-result.returncode).name})")
+        print(f"{program} crashed ({signal.Signals(-result.returncode).name})")
         return 1
-    return compare(chapter, extra, result)
+    return compare(chapter, stem, extra, result)
 
 
-def compare(chapter, extra, result):
+def compare(chapter, stem, extra, result):
     """0 when the program printed what the book prints for these arguments; else the differences and 1."""
-    expected = book_output(chapter, extra)
+    expected = book_output(chapter, stem, extra)
     if result.returncode != 0 or expected is None or not expected.exists():
         return result.returncode
     book = expected.read_text(encoding="utf-8")

@@ -441,6 +441,28 @@ TEST_CASE("Flags and lists of whole numbers of a program's own: --smoke, --sizes
     CHECK_THAT(sa::usage(info), Contains("  --smoke              a short run\n"));
 }
 
+TEST_CASE("--heads of a rotary model cuts d into slices of an even width, and a misfit lists every count that fits",
+          "[cli]")
+{
+    sa::ProgramInfo info = program();
+    info.options = {{"--heads", "H", "heads", "4"}};
+    const auto heads = [&](const std::string& text, std::size_t width) {
+        return sa::rotary_heads_option(sa::parse_arguments(info, {"--heads", text}), width);
+    };
+    INFO("d = 64: 4 heads of 16 and 32 heads of 2 turn whole pairs");
+    CHECK(heads("4", 64) == 4);
+    CHECK(heads("32", 64) == 32);
+    INFO("3 does not divide 64; 64 heads of 1 would leave no pair (and 64 is past the range, 1 to 32)");
+    CHECK_THROWS_WITH(heads("3", 64), Equals("--heads: 3 heads do not cut d = 64 into slices of an even width; "
+                                             "choose 1, 2, 4, 8, 16 or 32"));
+    CHECK_THROWS_WITH(heads("64", 64), Equals("--heads: expected a whole number from 1 to 32, got \"64\""));
+    INFO("d = 12: h = 4 divides it into slices of 3, odd; the counts with even slices are 1, 2, 3 and 6");
+    CHECK_THROWS_WITH(heads("4", 12), Equals("--heads: 4 heads do not cut d = 12 into slices of an even width; "
+                                             "choose 1, 2, 3 or 6"));
+    INFO("d = 1 has no slice of an even width at all");
+    CHECK_THROWS_WITH(heads("1", 1), Equals("--heads: d = 1 is too narrow to cut into slices of an even width"));
+}
+
 TEST_CASE("The --help text shows an option with no default without one, and the program knows which options were given",
           "[cli]")
 {

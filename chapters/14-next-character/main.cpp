@@ -3,16 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
-#include <iterator>
 
 #include "char_text.hpp"
 #include "cli.hpp"
 #include "language_model.hpp"
+#include "model_figures.hpp"
 #include "plots.hpp"
 #include "report.hpp"
-#include "safetensors.hpp"
 #include "svg.hpp"
 #include "training.hpp"
 #include "training_files.hpp"
@@ -26,25 +23,6 @@ constexpr std::size_t batch_windows = 16;      // windows in one training step
 constexpr std::size_t held_out_windows = 128;  // windows measured, spread evenly over the held-out text
 constexpr double learning_rate = 1e-2;         // Adam's α
 //< settings
-
-// The text of --eval, read and checked before any training, so that a bad file never costs a run.
-std::vector<std::size_t> eval_tokens(const sa::Vocabulary& vocabulary, const std::string& path)
-{
-    const std::string option = "--eval " + path;
-    const std::string text = sa::read_file(path, "--eval");
-    sa::check_plain_text(text, option);  // its message names the option and the byte
-    std::vector<std::size_t> tokens;
-    try {
-        tokens = sa::encode(vocabulary, text);
-    } catch (const std::invalid_argument& error) {
-        throw sa::UsageError(fmt::format("{}: {}; the model knows only the characters of its training text", option,
-                                         error.what()));
-    }
-    if (tokens.size() < 2) {
-        throw sa::UsageError(fmt::format("{}: one character, nothing to predict; give at least two", option));
-    }
-    return tokens;
-}
 
 std::string evaluate_file(const sa::LanguageModel& model, const std::vector<std::size_t>& tokens,
                           const std::string& path, int digits)
@@ -146,36 +124,6 @@ Run train(const sa::ModelShape& shape, const std::vector<std::size_t>& training,
     return run;
 }
 
-// The first held-out line of 20 to 40 characters (or the first 40 characters), without its newline.
-std::string shown_verse(const std::string& held_out)
-{
-    std::size_t start = 0;
-    while (start < held_out.size()) {
-        const std::size_t end = std::min(held_out.find('\n', start), held_out.size());
-        if (end - start >= 20 && end - start <= 40) {
-            return held_out.substr(start, end - start);
-        }
-        start = end + 1;
-    }
-    return held_out.substr(0, 40);
-}
-
-void draw_heads(const sa::Report& report, const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
-                const std::string& verse)
-{
-    const std::vector<std::size_t> tokens = sa::encode(vocabulary, verse);
-    std::vector<std::string> labels;
-    for (const char c : verse) {
-        labels.push_back(sa::character_label(c));
-    }
-    const std::vector<sa::Matrix> weights = sa::head_attention(model, 0, tokens);
-    for (std::size_t h = 0; h < weights.size(); ++h) {
-        report.heatmap(fmt::format("head-{}.svg", h),
-                       {.title = fmt::format("Head {} on a held-out verse", h), .values = weights[h],
-                        .row_labels = labels, .col_labels = labels, .precision = 1, .scale_label = "weight"});
-    }
-}
-
 sa::LinePlot curve(const Run& run, double bigram)
 {
     // With --steps 0 there is no training loss, only the start's held-out loss.
@@ -249,36 +197,6 @@ std::string moves_text(const Run& run, const sa::ModelShape& shape, const sa::Vo
                        (1.0 - adam.beta1) / std::sqrt(1.0 - adam.beta2), digits, sa::move_bound(adam, s), digits);
 }
 
-// The measured speed is a fact about the machine, not the model: it goes to a file of its own,
-// never into the checked output.
-void write_speed(const std::string& path, std::size_t steps, double seconds)
-{
-    if (path.empty() || steps == 0) {
-        return;
-    }
-    std::ofstream out(path);
-    out << fmt::format("{:.0f} training tokens per second: {} steps of {} windows of {} characters in {:.1f} s, "
-                       "measured on the machine that built this copy\n",
-                       static_cast<double>(steps * batch_windows * context) / seconds, steps, batch_windows, context,
-                       seconds);
-    if (!out) {
-        throw sa::UsageError(fmt::format("--speed: cannot write the file {}", path));
-    }
-}
-
-// The note goes to stderr, so that the output with --save is the output without it.
-void save_model(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary, const std::string& path)
-{
-    const std::string bytes = sa::save_safetensors(model, vocabulary.characters);
-    std::ofstream out(path, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) {
-        throw sa::UsageError(fmt::format("--save: cannot write the file {}", path));
-    }
-    std::fprintf(stderr, "ch14-next-character: note: saved the model to %s: %zu bytes, %zu tensors\n", path.c_str(),
-                 bytes.size(), sa::parameter_names(model.shape).size());
-}
-
 std::string text_summary(const std::string& name, const sa::Vocabulary& vocabulary, std::size_t training,
                          std::size_t held_out, double bigram_all, int digits)
 {
@@ -299,11 +217,7 @@ std::string text_summary(const std::string& name, const sa::Vocabulary& vocabula
 std::string next_character_chapter(const sa::Example& example)
 {
     const auto steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
-    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 32));
-    if (width % heads != 0 || (width / heads) % 2 != 0) {
-        throw sa::UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose "
-                                         "1, 2, 4, 8, 16 or 32", heads, width));
-    }
+    const std::size_t heads = sa::rotary_heads_option(example, width);  // rotary slices of an even width
     const sa::Corpus corpus = sa::load_corpus(example.options.at("--text"), BOOK_KJV_TRAINING, BOOK_KJV_HELD_OUT);
     //> text
     const sa::Vocabulary vocabulary = sa::make_vocabulary(corpus.split.training);
@@ -319,7 +233,8 @@ std::string next_character_chapter(const sa::Example& example)
     const std::string& load = example.options.at("--load");
     const sa::SavedModel loaded = load.empty() ? sa::SavedModel{} : sa::load_model(load, vocabulary);
     const std::string& eval = example.options.at("--eval");
-    const std::vector<std::size_t> eval_text = eval.empty() ? std::vector<std::size_t>{} : eval_tokens(vocabulary, eval);
+    const std::vector<std::size_t> eval_text = eval.empty() ? std::vector<std::size_t>{}
+                                                            : sa::eval_tokens(vocabulary, eval);
     const std::vector<Counted> counted = counted_baselines(training, held_out, v);
     const double bigram_all = sa::bigram_loss(sa::count_bigrams(training, v), held_out, sa::all_targets(held_out.size()));
     const sa::Batch measured = sa::even_batch(held_out, held_out_windows, context);
@@ -338,7 +253,7 @@ std::string next_character_chapter(const sa::Example& example)
         const Run run = train(shape, training, measured, vocabulary, steps, static_cast<std::uint64_t>(example.seed));
         report.text(losses_text(run, counted, digits) + moves_text(run, shape, vocabulary, adam, digits));
         report.line_plot("loss.svg", curve(run, counted.at(1).loss));
-        write_speed(example.options.at("--speed"), steps, run.seconds);
+        sa::write_training_speed(example.options.at("--speed"), steps, batch_windows, context, run.seconds);
         model = run.model;
     } else {
         report.text(fmt::format("Loaded {}: d = {}, h = {}, {} layer(s), context {}.\nHeld-out loss: {:.{}f} nats per "
@@ -347,12 +262,12 @@ std::string next_character_chapter(const sa::Example& example)
                                 sa::evaluate(model, measured), digits, counted.at(1).loss, digits, counted.at(2).loss,
                                 digits));
     }
-    draw_heads(report, model, vocabulary, shown_verse(corpus.split.held_out));
+    sa::draw_verse_heads(report, model, vocabulary, corpus.split.held_out, 0);
     if (!eval.empty()) {
         report.text(evaluate_file(model, eval_text, eval, digits));
     }
     if (!example.options.at("--save").empty()) {
-        save_model(model, vocabulary, example.options.at("--save"));
+        sa::save_model_file(model, vocabulary.characters, example.options.at("--save"), "ch14-next-character");
     }
     return report.str();
 }

@@ -15,6 +15,7 @@
 #include "copying.hpp"
 #include "induction_runs.hpp"
 #include "induction_tables.hpp"
+#include "labels.hpp"
 #include "report.hpp"
 #include "settings.hpp"
 
@@ -169,12 +170,8 @@ Options read_options(const sa::Example& example)
     Options options;
     options.steps = static_cast<std::size_t>(sa::whole_option(example, "--steps", 0, 5000));
     options.copy_steps = static_cast<std::size_t>(sa::whole_option(example, "--copy-steps", 0, 5000));
-    options.heads = static_cast<std::size_t>(sa::whole_option(example, "--heads", 1, 32));
+    options.heads = sa::rotary_heads_option(example, width);  // rotary slices of an even width
     options.layers = static_cast<std::size_t>(sa::whole_option(example, "--layers", 1, 4));
-    if (width % options.heads != 0 || (width / options.heads) % 2 != 0) {
-        throw sa::UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose "
-                                         "1, 2, 4, 8, 16 or 32", options.heads, width));
-    }
     return options;
 }
 
@@ -186,12 +183,7 @@ std::string sequence_chapter(const sa::Example& example)
     if (load.empty()) {
         throw sa::UsageError("--sequence: needs --load FILE, the saved model to score on the sequence");
     }
-    sa::SavedModel saved;
-    try {
-        saved = sa::load_safetensors(sa::read_file(load, "--load"));
-    } catch (const std::invalid_argument& error) {
-        throw sa::UsageError(fmt::format("--load {}: {}", load, error.what()));
-    }
+    const sa::SavedModel saved = sa::load_book_model(load);
     const std::string& sequence = example.options.at("--sequence");
     if (sequence.empty()) {
         throw sa::UsageError(fmt::format("--load {}: scores the model on --sequence TEXT; ch15-circuit --load FILE "
@@ -225,10 +217,7 @@ std::string sequence_chapter(const sa::Example& example)
                         scores.first_copy_loss, digits, scores.second_copy_loss, digits, sequence, guessed);
     const std::size_t last = model.layers.size() - 1;
     const std::size_t head = sa::best_head(scores.induction.back());
-    std::vector<std::string> labels;
-    for (const std::size_t t : batch.inputs) {
-        labels.push_back(sa::character_label(vocabulary.characters[t]));
-    }
+    const std::vector<std::string> labels = sa::token_labels(vocabulary, batch.inputs);
     sa::Report report(example);
     report.text(text);
     report.heatmap("sequence-stripe.svg",

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <numeric>
 #include <utility>
 
 #include "char_text.hpp"
@@ -12,6 +11,7 @@
 #include "cli.hpp"
 #include "generation.hpp"
 #include "generation_options.hpp"
+#include "generation_text.hpp"
 #include "language_model.hpp"
 #include "report.hpp"
 #include "safetensors.hpp"
@@ -26,23 +26,6 @@ constexpr std::size_t table_top_k = 5;    // the top-k of the table's fourth rul
 constexpr double table_temperature = 0.5; // the temperature of its third rule
 constexpr std::size_t long_windows = 16;  // held-out windows of four contexts, for the last section
 
-std::string shown(const std::string& text)
-{
-    std::string out = text;
-    std::replace(out.begin(), out.end(), '\n', '/');  // a new verse
-    return out;
-}
-
-// A long text in lines of at most 72 characters, each indented by two spaces.
-std::string wrapped(const std::string& text)
-{
-    std::string out;
-    for (std::size_t start = 0; start < text.size(); start += 72) {
-        out += "  " + text.substr(start, 72) + "\n";
-    }
-    return out;
-}
-
 // The probabilities a rule draws from; greedy puts all of it on the largest logit.
 std::vector<double> probabilities_of(const std::vector<double>& z, const sa::SamplingRule& rule)
 {
@@ -54,39 +37,12 @@ std::vector<double> probabilities_of(const std::vector<double>& z, const sa::Sam
     return p;
 }
 
-std::string rule_text(const sa::SamplingRule& rule, std::size_t v)
-{
-    if (rule.greedy) {
-        return "greedy";
-    }
-    return fmt::format("τ = {}, {}", rule.temperature,
-                       rule.top_k == v ? std::string("every character") : fmt::format("top-{}", rule.top_k));
-}
-
-// The logits after the prompt and the table_rows characters with the largest, in the vocabulary's order.
-std::pair<std::vector<double>, std::vector<bool>> step_logits(const sa::LanguageModel& model,
-                                                              const std::vector<std::size_t>& prompt, bool uncropped)
-{
-    const std::size_t c = model.shape.context;
-    const std::size_t start = !uncropped && prompt.size() > c ? prompt.size() - c : 0;
-    std::vector<double> z = sa::recomputed_logits(model, {prompt.begin() + static_cast<std::ptrdiff_t>(start),
-                                                          prompt.end()});
-    std::vector<std::size_t> order(z.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return z[a] > z[b]; });
-    std::vector<bool> listed(z.size(), false);
-    for (std::size_t r = 0; r < std::min(table_rows, z.size()); ++r) {
-        listed[order[r]] = true;
-    }
-    return {z, listed};
-}
-
 // One step after the prompt under the reader's rule, then the book's three rules on the same logits and u.
 std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
                            const std::vector<std::size_t>& prompt, const sa::SamplingRule& rule, bool uncropped,
                            double u, int digits)
 {
-    const auto [z, listed] = step_logits(model, prompt, uncropped);
+    const auto [z, listed] = sa::listed_logits(model, prompt, uncropped, table_rows);
     const std::size_t v = z.size();
     const std::vector<double> own = probabilities_of(z, rule);
     const std::vector<double> plain = sa::rule_probabilities(z, 1.0, v);
@@ -96,7 +52,7 @@ std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary&
     std::string yours = fmt::format("One step with your rule ({}): the character after the prompt.\n"
                                     "The {} most likely, in the vocabulary's order; F sums p over every character up "
                                     "to this one.\n"
-                                    "  char   logit       p       F\n", rule_text(rule, v), table_rows);
+                                    "  char   logit       p       F\n", sa::rule_name(rule, v), table_rows);
     std::string book = fmt::format("The book's rules on the same logits:\n"
                                    "  char   p (τ = 1)   F (τ = 1)   p (τ = {})   p (top-{})\n",
                                    table_temperature, table_top_k);
@@ -123,24 +79,7 @@ std::string one_step_table(const sa::LanguageModel& model, const sa::Vocabulary&
     return yours + book;
 }
 
-// Where a generation leaves the context: the first generated character (from 1) whose draw reads
-// more than `context` characters, or 0 if none does.
-std::size_t leaves_context(std::size_t prompt, std::size_t length, std::size_t context)
-{
-    const std::size_t first = prompt > context ? 1 : context - prompt + 2;
-    return first <= length ? first : 0;
-}
-
 // One generation under a window, with the cache and without it: the text, the check, the rows and the cache's size.
-// The numbers each layer caches per position: d, or h_kv · d/h where the query heads share key/value heads
-// (chapter 18), written as one number.
-std::string cached_width(const sa::LanguageModel& model)
-{
-    const std::size_t kv_heads = sa::kv_head_count(model.shape);
-    return kv_heads == model.shape.heads ? fmt::format("{}", model.shape.width)
-                                         : fmt::format("{} · {}", kv_heads, model.shape.width / model.shape.heads);
-}
-
 std::string window_run(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
                        const std::vector<std::size_t>& prompt, std::size_t length, const sa::SamplingRule& rule,
                        std::int64_t seed, sa::Window window)
@@ -156,11 +95,11 @@ std::string window_run(const sa::LanguageModel& model, const sa::Vocabulary& voc
     //< with-and-without
     const std::size_t fed = length == 0 ? 0 : prompt.size() + length - 1;  // the last character drawn is never read
     const std::size_t fullest = window == sa::Window::sliding ? std::min(fed, c) : fed;
-    const std::size_t leaves = leaves_context(prompt.size(), length, c);
+    const std::size_t leaves = sa::leaves_context(prompt.size(), length, c);
     const std::string rows_by = window == sa::Window::sliding ? "the window" : "the text";
     std::string out = fmt::format("{}With the KV cache and without it: {} characters, identical (checked).\n",
-                                  wrapped(shown(sa::decode(vocabulary, prompt)) + "[" +
-                                          shown(sa::decode(vocabulary, with.tokens)) + "]"), length);
+                                  sa::wrapped_text(sa::shown_text(sa::decode(vocabulary, prompt)) + "[" +
+                                                   sa::shown_text(sa::decode(vocabulary, with.tokens)) + "]"), length);
     if (leaves != 0 && window == sa::Window::sliding) {
         out += fmt::format("From generated character {} on, the text is longer than the context: each step reads "
                            "the last {},\nand the cache is filled again from them.\n", leaves, c);
@@ -172,15 +111,8 @@ std::string window_run(const sa::LanguageModel& model, const sa::Vocabulary& voc
                              "every step.\n"
                              "The cache at its fullest: t = {} positions, 2 · {} · {} · {} = {} numbers, {} bytes "
                              "as F64.\n", with.rows, without.rows, rows_by, fullest, model.layers.size(),
-                             cached_width(model), fullest, sa::cache_numbers(model, fullest),
+                             sa::cached_width(model), fullest, sa::cache_numbers(model, fullest),
                              8 * sa::cache_numbers(model, fullest));
-}
-
-// The first generated character (from 1) where two generations differ, or 0 if none.
-std::size_t first_difference(const std::vector<std::size_t>& a, const std::vector<std::size_t>& b)
-{
-    const auto where = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
-    return where.first == a.end() && where.second == b.end() ? 0 : static_cast<std::size_t>(where.first - a.begin()) + 1;
 }
 
 std::string generations(const sa::LanguageModel& model, const sa::Vocabulary& vocabulary,
@@ -194,7 +126,7 @@ std::string generations(const sa::LanguageModel& model, const sa::Vocabulary& vo
     const std::string whole_title = "every step reading the whole text, at positions past the context (--uncropped)";
     const sa::Window mine = uncropped ? sa::Window::whole : sa::Window::sliding;
     const sa::Window other = uncropped ? sa::Window::sliding : sa::Window::whole;
-    std::string out = fmt::format("The prompt continued ({}, seed {}),\n{}:\n", rule_text(rule, vocabulary.characters.size()),
+    std::string out = fmt::format("The prompt continued ({}, seed {}),\n{}:\n", sa::rule_name(rule, vocabulary.characters.size()),
                                   seed, uncropped ? whole_title : sliding_title);
     out += window_run(model, vocabulary, prompt, length, rule, seed, mine);
     out += fmt::format("\nThe same seed, {}:\n", uncropped ? sliding_title : "the experiment: " + whole_title);
@@ -203,11 +135,11 @@ std::string generations(const sa::LanguageModel& model, const sa::Vocabulary& vo
                                                                sa::Window::sliding).tokens;
     const std::vector<std::size_t> whole = sa::generate_text(model, prompt, length, rule, bits, true,
                                                              sa::Window::whole).tokens;
-    const std::size_t apart = first_difference(sliding, whole);
+    const std::size_t apart = sa::first_difference(sliding, whole);
     out += apart == 0 ? "The two generations are the same.\n"
                       : fmt::format("The two generations differ first at generated character {}.\n", apart);
     const sa::Generated rolling = sa::generate_text(model, prompt, length, rule, bits, true, sa::Window::rolling);
-    const std::size_t rolled = first_difference(sliding, rolling.tokens);
+    const std::size_t rolled = sa::first_difference(sliding, rolling.tokens);
     return out + fmt::format("\nA rolling cache: the last {} keys and values of each layer at their own positions, "
                              "one row per step.\n{} rows; {}.\n\n", c, rolling.rows,
                              rolled == 0 ? fmt::format("the same {} characters as the sliding window", length)
@@ -313,7 +245,7 @@ std::string generating_text_chapter(const sa::Example& example)
     const std::string shared = kv_heads == model.shape.heads ? "" : fmt::format(", h_kv = {}", kv_heads);
     std::string out = fmt::format("Model: {} attention layer(s), d = {}, h = {}{}, context {}, d_vocab = {}.\n"
                                   "Prompt: {}\n\n", model.shape.layers, model.shape.width, model.shape.heads, shared,
-                                  model.shape.context, v, shown(example.options.at("--prompt")));
+                                  model.shape.context, v, sa::shown_text(example.options.at("--prompt")));
     const bool uncropped = sa::flag_option(example, "--uncropped");
     const std::string step = one_step_table(model, vocabulary, prompt, rule, uncropped, generator.uniform(), digits);
     const std::string continued = generations(model, vocabulary, prompt, length, rule, example.seed, uncropped);

@@ -7,8 +7,8 @@
 
 #include "attention.hpp"
 #include "cli.hpp"
-#include "fitting_options.hpp"
 #include "gradient_check.hpp"
+#include "grouped_options.hpp"
 #include "grouped_query.hpp"
 #include "labels.hpp"
 #include "masking.hpp"
@@ -30,47 +30,6 @@ sa::Example shared_head()
     return example;
 }
 //< example
-
-// Defaults that no longer fit the reader's numbers become what they need (the note line says so): 1 query head when
-// W_Q's columns are odd; as many key/value heads as W_K's columns hold heads of the query heads' width; a W_O that adds
-// the heads.
-std::string fit_query_heads(const sa::Example& example)
-{
-    return example.w_query.cols() % 2 == 0 ? "" : "1";
-}
-
-std::string fit_kv_heads(const sa::Example& example)
-{
-    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--query-heads", 1, 64));
-    const std::size_t width = example.w_query.cols() / heads;
-    if (example.w_query.cols() % heads != 0 || example.w_key.cols() % width != 0) {
-        return "";  // no count fits: the library names the shapes
-    }
-    const std::size_t kv_heads = example.w_key.cols() / width;
-    return kv_heads == 1 || heads % kv_heads != 0 ? "" : std::to_string(kv_heads);
-}
-
-std::string fit_w_out(const sa::Example& example)
-{
-    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--query-heads", 1, 64));
-    const auto kv_heads = static_cast<std::size_t>(sa::whole_option(example, "--kv-heads", 1, 64));
-    const std::size_t d_v = example.w_value.cols();
-    if (d_v % kv_heads != 0 || heads * (d_v / kv_heads) == 4) {  // refused on its own; or the default fits
-        return "";
-    }
-    sa::Matrix adds(heads * (d_v / kv_heads), d_v / kv_heads, 0.0);  // [I; I; ...]: the heads added
-    for (std::size_t row = 0; row < adds.rows(); ++row) {
-        adds(row, row % adds.cols()) = 1.0;
-    }
-    return sa::matrix_text(adds);
-}
-
-const std::vector<sa::ProgramOption> options = {
-    {"--query-heads", "H", "h, the query heads; it must divide the columns of --wq", "2", fit_query_heads},
-    {"--kv-heads", "G", "h_kv, the key/value heads; it divides h, and W_K holds h_kv heads of a query head's width",
-     "1", fit_kv_heads},
-    {"--wo", "M", "W_O, one row per column of the h heads' outputs side by side (the default adds them)",
-     "1,0;0,1;1,0;0,1", fit_w_out}};
 
 struct Run {
     std::size_t heads;
@@ -291,47 +250,10 @@ void report_cache(sa::Report& report)
     }
 }
 
-std::string columns(std::size_t count)
-{
-    return fmt::format("{} column{}", count, count == 1 ? "" : "s");
-}
-
-// The reader's counts and matrices against each other, each misfit named by its option in one line.
-void check_grouped_options(const sa::Example& example, std::size_t heads, std::size_t kv_heads,
-                           const sa::Matrix& w_out)
-{
-    const std::size_t d_k = example.w_query.cols();
-    if (d_k % heads != 0) {
-        throw sa::UsageError(fmt::format("--query-heads: {} does not divide the {} of --wq", heads, columns(d_k)));
-    }
-    if (heads % kv_heads != 0) {
-        throw sa::UsageError(fmt::format("--kv-heads: {} does not divide --query-heads {}; the query heads must "
-                                         "split into equal groups", kv_heads, heads));
-    }
-    const std::size_t width = d_k / heads;
-    if (example.w_key.cols() != kv_heads * width) {
-        throw sa::UsageError(fmt::format("--wk: expected {} (h_kv = {} key head{} as wide as a query head, d_k/h = "
-                                         "{}), got {}", columns(kv_heads * width), kv_heads,
-                                         kv_heads == 1 ? "" : "s", width, example.w_key.cols()));
-    }
-    const std::size_t d_v = example.w_value.cols();
-    if (d_v % kv_heads != 0) {
-        throw sa::UsageError(fmt::format("--wv: its {} do not split into h_kv = {} value heads", columns(d_v),
-                                         kv_heads));
-    }
-    if (w_out.rows() != heads * (d_v / kv_heads)) {
-        throw sa::UsageError(fmt::format("--wo: expected {} rows (one per column of the {} query heads' outputs "
-                                         "side by side), got {}", heads * (d_v / kv_heads), heads, w_out.rows()));
-    }
-}
-
 std::string grouped_chapter(const sa::Example& example)
 {
-    const auto heads = static_cast<std::size_t>(sa::whole_option(example, "--query-heads", 1, 64));
-    const auto kv_heads = static_cast<std::size_t>(sa::whole_option(example, "--kv-heads", 1, 64));
-    const sa::Matrix w_out = sa::matrix_option(example, "--wo");
-    check_grouped_options(example, heads, kv_heads, w_out);
-    const Run run = run_grouped(example, heads, kv_heads, w_out);
+    const sa::GroupedOptions options = sa::read_grouped_options(example);  // each misfit named by its option
+    const Run run = run_grouped(example, options.heads, options.kv_heads, options.w_out);
     sa::Report report(example);
     report_grouped(report, example, run);
     report_as_many_as_queries(report, run);
@@ -347,7 +269,7 @@ int main(int argc, char** argv)
 {
     sa::ProgramInfo info{"ch18-grouped-queries", "let h query heads share h_kv key/value heads, and size the KV cache",
                          shared_head()};
-    info.options = options;
+    info.options = sa::grouped_program_options();
     info.grouped_keys = true;  // W_K holds h_kv heads, W_Q h
     return sa::run_program(info, argc, argv, grouped_chapter);
 }

@@ -515,6 +515,30 @@ long whole_option(const Example& example, std::string_view name, long low, long 
     return number;
 }
 
+std::size_t rotary_heads_option(const Example& example, std::size_t width)
+{
+    const auto heads = static_cast<std::size_t>(whole_option(example, "--heads", 1, 32));
+    if (width % heads != 0 || (width / heads) % 2 != 0) {
+        std::vector<std::string> fit;
+        for (std::size_t h = 1; h <= 32 && width / h >= 2; ++h) {
+            if (width % h == 0 && (width / h) % 2 == 0) {
+                fit.push_back(std::to_string(h));
+            }
+        }
+        if (fit.empty()) {
+            throw UsageError(fmt::format("--heads: d = {} is too narrow to cut into slices of an even width", width));
+        }
+        std::string choices = fit.back();
+        if (fit.size() > 1) {
+            fit.pop_back();
+            choices = fmt::format("{} or {}", fmt::join(fit, ", "), choices);
+        }
+        throw UsageError(fmt::format("--heads: {} heads do not cut d = {} into slices of an even width; choose {}",
+                                     heads, width, choices));
+    }
+    return heads;
+}
+
 std::vector<long> whole_list_option(const Example& example, std::string_view name, long low, long high)
 {
     const std::string_view text = option_text(example, name);

@@ -120,6 +120,14 @@ struct ProgramInfo {
 ///         number (blanks around it do not count, as for --precision)
 [[nodiscard]] long whole_option(const Example& example, std::string_view name, long low, long high);
 
+/// \brief Reads `--heads` for a model with rotary positions (chapters 14 and 15): 1 to 32 heads
+///        that cut the width d into slices of an even width, since rotary embeddings turn pairs.
+/// \param example the parsed example
+/// \param width d, the width the heads share
+/// \return h
+/// \throws UsageError naming --heads and the counts that fit, e.g. "choose 1, 2, 4, 8, 16 or 32"
+[[nodiscard]] std::size_t rotary_heads_option(const Example& example, std::size_t width);
+
 /// \brief Reads a chapter option that holds a list of whole numbers, e.g. `--sizes 512,1024`.
 /// \param example the parsed example
 /// \param name the option, e.g. "--sizes"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dense.hpp"
+#include "labels.hpp"
 
 namespace sa {
 
@@ -85,19 +86,6 @@ LinePlot phase_change_plot(const std::vector<double>& training_loss, const std::
     plot.series = {training, second, score};
     return plot;
 }
-
-namespace {
-
-std::vector<std::string> token_labels(const Vocabulary& vocabulary, const std::vector<std::size_t>& tokens)
-{
-    std::vector<std::string> labels;
-    for (const std::size_t t : tokens) {
-        labels.push_back(character_label(vocabulary.characters[t]));
-    }
-    return labels;
-}
-
-}  // namespace
 
 void draw_induction_heads(const Report& report, const LanguageModel& model, const Vocabulary& vocabulary,
                           const std::vector<std::size_t>& letters, const std::vector<std::size_t>& text,

@@ -27,4 +27,13 @@ std::vector<std::string> side_by_side_labels(const std::vector<std::string>& pre
     return result;
 }
 
+std::vector<std::string> token_labels(const Vocabulary& vocabulary, const std::vector<std::size_t>& tokens)
+{
+    std::vector<std::string> labels;
+    for (const std::size_t t : tokens) {
+        labels.push_back(character_label(vocabulary.characters.at(t)));
+    }
+    return labels;
+}
+
 }  // namespace sa

@@ -1,10 +1,13 @@
 /// \file labels.hpp
-/// \brief Row and column labels for matrices shown side by side: heads, or a right and a wrong version.
+/// \brief Row and column labels for matrices shown side by side: heads, or a right and a wrong version;
+///        and the characters of a text, as the tables and heatmaps of Parts III to V name them.
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "char_text.hpp"
 
 namespace sa {
 
@@ -22,5 +25,11 @@ namespace sa {
 /// \return one copy of \p labels per prefix, each label after its prefix and a space
 [[nodiscard]] std::vector<std::string> side_by_side_labels(const std::vector<std::string>& prefixes,
                                                            const std::vector<std::string>& labels);
+
+/// \brief Labels for the characters of a text: character_label() of each token's character.
+/// \param vocabulary the characters the tokens index
+/// \param tokens the text, one token per character
+/// \return one label per token, e.g. "a", "␣" for a space
+[[nodiscard]] std::vector<std::string> token_labels(const Vocabulary& vocabulary, const std::vector<std::size_t>& tokens);
 
 }  // namespace sa

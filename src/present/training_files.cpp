@@ -1,5 +1,6 @@
 #include "training_files.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -88,6 +89,52 @@ SavedModel load_model(const std::string& path, const Vocabulary& vocabulary)
                                      vocabulary.characters.size()));
     }
     return saved;
+}
+
+std::vector<std::size_t> eval_tokens(const Vocabulary& vocabulary, const std::string& path)
+{
+    const std::string option = "--eval " + path;
+    const std::string text = read_file(path, "--eval");
+    check_plain_text(text, option);  // its message names the option and the byte
+    std::vector<std::size_t> tokens;
+    try {
+        tokens = encode(vocabulary, text);
+    } catch (const std::invalid_argument& error) {
+        throw UsageError(fmt::format("{}: {}; the model knows only the characters of its training text", option,
+                                     error.what()));
+    }
+    if (tokens.size() < 2) {
+        throw UsageError(fmt::format("{}: one character, nothing to predict; give at least two", option));
+    }
+    return tokens;
+}
+
+void save_model_file(const LanguageModel& model, const std::string& characters, const std::string& path,
+                     const std::string& program)
+{
+    const std::string bytes = save_safetensors(model, characters);
+    std::ofstream out(path, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) {
+        throw UsageError(fmt::format("--save: cannot write the file {}", path));
+    }
+    std::fprintf(stderr, "%s: note: saved the model to %s: %zu bytes, %zu tensors\n", program.c_str(), path.c_str(),
+                 bytes.size(), parameter_names(model.shape).size());
+}
+
+void write_training_speed(const std::string& path, std::size_t steps, std::size_t windows, std::size_t context,
+                          double seconds)
+{
+    if (path.empty() || steps == 0) {
+        return;
+    }
+    std::ofstream out(path);
+    out << fmt::format("{:.0f} training tokens per second: {} steps of {} windows of {} characters in {:.1f} s, "
+                       "measured on the machine that built this copy\n",
+                       static_cast<double>(steps * windows * context) / seconds, steps, windows, context, seconds);
+    if (!out) {
+        throw UsageError(fmt::format("--speed: cannot write the file {}", path));
+    }
 }
 
 }  // namespace sa

@@ -1,10 +1,13 @@
 /// \file training_files.hpp
 /// \brief Chapters 14 to 16: the files a training program reads, each refused in one line that
-///        names the option and the problem: a text to train on, and a saved model; and where
-///        the program finds the files the book's build made.
+///        names the option and the problem: a text to train on, a text to measure, and a saved
+///        model; where the program finds the files the book's build made; and the files it
+///        writes, a model (--save) and its measured speed (--speed).
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "char_text.hpp"
 #include "safetensors.hpp"
@@ -61,5 +64,36 @@ struct Corpus {
 /// \throws UsageError naming --load and the problem: an unreadable or broken file, or another
 ///         vocabulary
 [[nodiscard]] SavedModel load_model(const std::string& path, const Vocabulary& vocabulary);
+
+/// \brief The text of `--eval`, read and checked before any training, so that a bad file never
+///        costs a run.
+/// \param vocabulary the characters the model knows, those of its training text
+/// \param path the file
+/// \return its tokens, at least two (one character leaves nothing to predict)
+/// \throws UsageError naming --eval and the problem: an unreadable file, a byte that is not plain
+///         text, a character the model does not know, or fewer than two characters
+[[nodiscard]] std::vector<std::size_t> eval_tokens(const Vocabulary& vocabulary, const std::string& path);
+
+/// \brief Writes a model with save_safetensors() to the file of `--save`, and a note on stderr
+///        with its size, so that the output with --save is the output without it.
+/// \param model the model
+/// \param characters its vocabulary's characters
+/// \param path the file
+/// \param program the program's name, which starts the note
+/// \throws UsageError "--save: cannot write the file PATH"
+void save_model_file(const LanguageModel& model, const std::string& characters, const std::string& path,
+                     const std::string& program);
+
+/// \brief Writes the measured training speed to the file of `--speed`: a fact about the machine,
+///        not the model, so it never goes into the checked output. Nothing is written for an
+///        empty path or a run without steps.
+/// \param path the file, or empty
+/// \param steps the training steps taken
+/// \param windows the windows of one step
+/// \param context the characters of one window
+/// \param seconds the time the steps took
+/// \throws UsageError "--speed: cannot write the file PATH"
+void write_training_speed(const std::string& path, std::size_t steps, std::size_t windows, std::size_t context,
+                          double seconds);
 
 }  // namespace sa

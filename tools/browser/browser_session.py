@@ -1,6 +1,6 @@
 """The browser the book's checks drive, and the book served to it: what the browser check
-(browser_test.py) and the accessibility audit (accessibility.py) both need, so that neither
-imports the other.
+(browser_test.py and its modules) and the accessibility audit (accessibility.py) both need, so
+that neither imports the other.
 
 - Server: the built book on http://127.0.0.1:<a free port>/, remembering every path not found;
 - start_browser(): headless Chromium through chromedriver, with no network beyond that server;

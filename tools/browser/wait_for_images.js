@@ -1,4 +1,4 @@
-// WAIT_FOR_IMAGES: run in the page by tools/browser/browser_test.py.
+// WAIT_FOR_IMAGES: run in the page by tools/browser/check_core.py (open(), as each page opens).
 const done = arguments[arguments.length - 1];
 const images = Array.from(document.images);
 images.forEach(img => { img.loading = 'eager'; });

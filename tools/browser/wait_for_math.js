@@ -1,4 +1,4 @@
-// WAIT_FOR_MATH: run in the page by tools/browser/browser_test.py.
+// WAIT_FOR_MATH: run in the page by tools/browser/check_core.py (open(), as each page opens) and accessibility.py.
 const done = arguments[arguments.length - 1];
 const hasMath = document.querySelector('.math, script[type^="math/tex"]') !== null;
 const started = Date.now();

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 
-FRONT_PAGE = "docs/index.html"  # Sphinx's root document, docs/index, rendered (as in browser_test.py)
+FRONT_PAGE = "docs/index.html"  # Sphinx's root document, docs/index, rendered (as in tools/browser/page_checks.py)
 PRINTED = re.compile(r'^\s*echo "The book: \$build/([^"$]+)"\s*$')
 REFRESH = re.compile(r"^\s*(\d+)\s*;\s*url\s*=\s*(\S+)\s*$", re.I)
 

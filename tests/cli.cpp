@@ -441,7 +441,7 @@ TEST_CASE("Flags and lists of whole numbers of a program's own: --smoke, --sizes
     CHECK_THAT(sa::usage(info), Contains("  --smoke              a short run\n"));
 }
 
-TEST_CASE("--heads of a rotary model cuts d into slices of an even width, and a misfit lists every count that fits",
+TEST_CASE("A rotary model's --heads cuts d into slices of an even width, and a misfit lists every count that fits",
           "[cli]")
 {
     sa::ProgramInfo info = program();

@@ -95,6 +95,10 @@ std::vector<std::size_t> eval_tokens(const Vocabulary& vocabulary, const std::st
 {
     const std::string option = "--eval " + path;
     const std::string text = read_file(path, "--eval");
+    if (text.size() < 2) {  // not check_plain_text()'s advice, which is for a text to train on
+        throw UsageError(fmt::format("{}: {}, nothing to predict; give at least two characters", option,
+                                     text.empty() ? "the file is empty" : "one character"));
+    }
     check_plain_text(text, option);  // its message names the option and the byte
     std::vector<std::size_t> tokens;
     try {
@@ -102,9 +106,6 @@ std::vector<std::size_t> eval_tokens(const Vocabulary& vocabulary, const std::st
     } catch (const std::invalid_argument& error) {
         throw UsageError(fmt::format("{}: {}; the model knows only the characters of its training text", option,
                                      error.what()));
-    }
-    if (tokens.size() < 2) {
-        throw UsageError(fmt::format("{}: one character, nothing to predict; give at least two", option));
     }
     return tokens;
 }

@@ -70,8 +70,8 @@ struct Corpus {
 /// \param vocabulary the characters the model knows, those of its training text
 /// \param path the file
 /// \return its tokens, at least two (one character leaves nothing to predict)
-/// \throws UsageError naming --eval and the problem: an unreadable file, a byte that is not plain
-///         text, a character the model does not know, or fewer than two characters
+/// \throws UsageError naming --eval and the problem: an unreadable file, fewer than two
+///         characters, a byte that is not plain text, or a character the model does not know
 [[nodiscard]] std::vector<std::size_t> eval_tokens(const Vocabulary& vocabulary, const std::string& path);
 
 /// \brief Writes a model with save_safetensors() to the file of `--save`, and a note on stderr

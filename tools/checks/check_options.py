@@ -75,6 +75,10 @@ def ch14_cases(folder, program, model):
                           "the header is not valid JSON"),
         "eval-outside": (["--text", own, "--load", trained, "--eval", folder.path("e.txt", b"Zebra")],
                          "'Z' on line 1 is not in the vocabulary"),
+        "eval-empty": (["--steps", "0", "--eval", folder.path("e0.txt", b"")],
+                       "e0.txt: the file is empty, nothing to predict; give at least two characters"),
+        "eval-one": (["--steps", "0", "--eval", folder.path("e1.txt", b"A")],
+                     "e1.txt: one character, nothing to predict; give at least two characters"),
         "heads": (["--heads", "3"], "--heads: 3 heads do not cut d = 64 into slices of an even width"),
         "steps": (["--steps", "6000"], "--steps: expected a whole number from 0 to 5000"),
     }

@@ -6,6 +6,7 @@
 
 #include "char_text.hpp"
 #include "cli.hpp"
+#include "generation_text.hpp"
 #include "language_model.hpp"
 #include "model_figures.hpp"
 #include "plots.hpp"
@@ -43,11 +44,8 @@ std::string sample_line(const sa::LanguageModel& model, const sa::Vocabulary& vo
     const std::vector<std::size_t> prompt{vocabulary.characters.find('\n') != std::string::npos
                                               ? static_cast<std::size_t>(vocabulary.token_of_byte['\n'])
                                               : 0};
-    std::string text = sa::decode(vocabulary, sa::sample(model, prompt, 72, generator));
-    for (char& c : text) {
-        c = c == '\n' ? '/' : c;  // a new verse
-    }
-    return fmt::format("  step {:>4}: {}\n", step, text);
+    const std::string text = sa::shown_text(sa::decode(vocabulary, sa::sample(model, prompt, 72, generator)));
+    return fmt::format("  step {:>4}: {}\n", step, text);  // '/' starts a verse
 }
 
 struct Counted {

@@ -1,7 +1,8 @@
 /// \file generation_text.hpp
-/// \brief Chapter 16's text around a generation: a prompt and its continuation as the page shows
-///        them, the name of a sampling rule, the characters a table lists, where two generations
-///        part and where one leaves the context, and the width of a cached row.
+/// \brief Chapter 16's text around a generation (and chapter 14's samples): a prompt and its
+///        continuation as the page shows them, the name of a sampling rule, the characters a
+///        table lists, where two generations part and where one leaves the context, and the
+///        width of a cached row.
 #pragma once
 
 #include <cstddef>

@@ -78,10 +78,13 @@ using Lanes8 = double __attribute__((vector_size(64)));  // eight doubles: one 5
 
 // Rows i … i+Rows−1 of C, in its first 2·width columns at c (rows ldc apart), from the same
 // columns of B at b (rows ldb apart); where d is not null, C = D + L·B, D's rows at d ldc apart
-// (d may be c).
+// (d may be c). Where `resume` is true, each sum goes on from the value C holds (a sum over the
+// first part of the depth, stored there by the call before: a double stored and read back is the
+// same double, so the additions and their order are those of one call over the whole depth).
 template <class Lanes, std::size_t Rows>
 [[gnu::always_inline]] inline void product_tile(const Left& left, std::size_t i, std::size_t k, const double* b,
-                                                std::size_t ldb, double* c, std::size_t ldc, const double* d)
+                                                std::size_t ldb, double* c, std::size_t ldc, const double* d,
+                                                bool resume = false)
 {
     constexpr std::size_t width = sizeof(Lanes) / sizeof(double);
     Lanes low[Rows];   // columns 0 … width−1 of rows i … i+Rows−1
@@ -89,6 +92,10 @@ template <class Lanes, std::size_t Rows>
     for (std::size_t r = 0; r < Rows; ++r) {  // each sum starts from zero (a loop, which stays in registers)
         low[r] = Lanes{};
         high[r] = Lanes{};
+        if (resume) {
+            std::memcpy(&low[r], c + r * ldc, sizeof(Lanes));
+            std::memcpy(&high[r], c + r * ldc + width, sizeof(Lanes));
+        }
     }
     for (std::size_t p = 0; p < k; ++p) {
         Lanes b_low;
@@ -123,9 +130,15 @@ __attribute__((target("avx"))) inline void clean_upper_halves()
     __builtin_ia32_vzeroupper();
 }
 
+// The depth of a transposed left factor (Aᵀ, its depth running down A's rows) is taken in parts of
+// this many: a weight's gradient, Xᵀ dQ, sums over all 1024 rows of a step, and its two factors
+// (512 KiB each) do not fit in a core's cache together, while a part of each (128 KiB) does.
+constexpr std::size_t depth_part = 256;
+
 // Tiles where they fit. The last columns, fewer than a tile's, are copied into a panel as wide as
 // a tile, padded with zeros, whose tile is computed whole and cut; the rows past the last whole
-// tile go by product_rows(). Every entry is summed in the same order.
+// tile go by product_rows(). Every entry is summed in the same order. With a transposed left
+// factor and no D, the depth goes in parts (depth_part), each tile's sums kept in C in between.
 template <class Lanes, std::size_t Rows>
 [[gnu::always_inline]] inline void product_tiles(const Left& left, const double* b, double* c, std::size_t n,
                                                  std::size_t k, std::size_t m, const double* d)
@@ -139,17 +152,29 @@ template <class Lanes, std::size_t Rows>
         double* row = panel.data() + p * cols;
         std::fill(std::copy(b + p * m + full_cols, b + (p + 1) * m, row), row + cols, 0.0);
     }
+    const std::size_t part = left.depth_step != 1 && d == nullptr ? depth_part : std::max<std::size_t>(k, 1);
     double edge[Rows * cols];
-    for (std::size_t i = 0; i < full_rows; i += Rows) {
-        for (std::size_t j = 0; j < full_cols; j += cols) {
-            product_tile<Lanes, Rows>(left, i, k, b + j, m, c + i * m + j, m, d == nullptr ? nullptr : d + i * m + j);
-        }
-        if (!panel.empty()) {
-            product_tile<Lanes, Rows>(left, i, k, panel.data(), cols, edge, cols, nullptr);
-            for (std::size_t r = 0; r < Rows; ++r) {
-                for (std::size_t j = full_cols; j < m; ++j) {
-                    const double sum = edge[r * cols + (j - full_cols)];
-                    c[(i + r) * m + j] = d == nullptr ? sum : d[(i + r) * m + j] + sum;
+    for (std::size_t first = 0; first == 0 || first < k; first += part) {
+        const std::size_t depth = std::min(part, k - first);
+        const Left rest{left.a + first * left.depth_step, left.row_step, left.depth_step};
+        const bool resume = first > 0;
+        for (std::size_t i = 0; i < full_rows; i += Rows) {
+            for (std::size_t j = 0; j < full_cols; j += cols) {
+                product_tile<Lanes, Rows>(rest, i, depth, b + first * m + j, m, c + i * m + j, m,
+                                          d == nullptr ? nullptr : d + i * m + j, resume);
+            }
+            if (!panel.empty()) {
+                std::fill(edge, edge + Rows * cols, 0.0);
+                for (std::size_t r = 0; resume && r < Rows; ++r) {  // the sums so far, where they are kept
+                    std::copy(c + (i + r) * m + full_cols, c + (i + r + 1) * m, edge + r * cols);
+                }
+                product_tile<Lanes, Rows>(rest, i, depth, panel.data() + first * cols, cols, edge, cols, nullptr,
+                                          resume);
+                for (std::size_t r = 0; r < Rows; ++r) {
+                    for (std::size_t j = full_cols; j < m; ++j) {
+                        const double sum = edge[r * cols + (j - full_cols)];
+                        c[(i + r) * m + j] = d == nullptr ? sum : d[(i + r) * m + j] + sum;
+                    }
                 }
             }
         }

@@ -816,9 +816,12 @@ TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][supp
 {
     // 5×3 fills no tile of 6×8 (AVX2) or 8×16 (AVX-512) but two of 2×8; 13×70 by 70×19 fills some,
     // with rows and columns left over at each edge; 17 rows are two tiles of 6, two of 2 and one row
-    // on its own (the products of a training step are 2048×64 by 64×64 or 64×63).
+    // on its own (the products of a training step are 2048×64 by 64×64 or 64×63). Aᵀ C with A of 600
+    // rows sums over a depth of 600, which the tiles take in parts of 256, 256 and 88, each tile's
+    // sums kept in the result between parts, on its 14×11 of whole tiles, 2-row tiles and columns left over.
     for (const auto& [n, k, m] : {std::array<std::size_t, 3>{5, 3, 4}, std::array<std::size_t, 3>{13, 70, 19},
-                                  std::array<std::size_t, 3>{8, 9, 16}, std::array<std::size_t, 3>{17, 5, 11}}) {
+                                  std::array<std::size_t, 3>{8, 9, 16}, std::array<std::size_t, 3>{17, 5, 11},
+                                  std::array<std::size_t, 3>{600, 14, 11}}) {
         INFO("A is " << n << "×" << k << ", B " << k << "×" << m << ": each entry summed from p = 0 upwards, "
              "one rounding per multiplication and per addition, as documented");
         const sa::Matrix a = random_entries(n, k, 31);
@@ -869,6 +872,8 @@ TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][supp
             sa::Matrix in_place = d;
             sa::multiply_add_into(a, b, in_place, in_place);
             CHECK(sa::identical(in_place, d_ab));
+            INFO("Aᵀ C, its rows shared among the threads");
+            CHECK(sa::identical(sa::multiply_transposed_lhs(a, c), at_c));
         }
     }
     CHECK_THROWS_AS(sa::multiply(random_entries(5, 3, 1), random_entries(5, 4, 2)), sa::ShapeError);

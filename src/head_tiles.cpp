@@ -237,8 +237,10 @@ template <class Vec, std::size_t R, std::size_t W>
     const std::size_t all_to = *std::min_element(std::begin(end), std::end(end));
     Vec sums[R][W] = {};  // local, so that they live in registers
     const auto add = [&](std::size_t p, bool checked) {
-        Vec row[W];
-        std::memcpy(&row, b + p * ldb, sizeof(row));
+        Vec row[W];  // one load per register: copied as one block, the row went through memory in
+        for (std::size_t w = 0; w < W; ++w) {  // 16-byte pieces and came back as a whole register,
+            std::memcpy(&row[w], b + p * ldb + w * width<Vec>, sizeof(Vec));  // which waits for the pieces
+        }
         for (std::size_t r = 0; r < R; ++r) {
             const bool on = !checked || (p >= first[r] && p < end[r]);
             const double l = on ? left(r, p) : 0.0;

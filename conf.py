@@ -367,7 +367,26 @@ def check_api_page(app, doctree):
                                             location="docs/api")
 
 
+def cache_newest_cpp_ids():
+    """Sphinx 5.3 (Debian 12's) works out a C++ declaration's ID afresh every time a cross-reference is
+    looked up, comparing it with each declaration of the same scope: half of the book's rendering went
+    there (the API page's signatures name the library's types a thousand times). A declaration does
+    not change once it is in the symbol tree, so its ID is kept after the first time, as later
+    versions of Sphinx do; the pages come out byte for byte the same."""
+    from sphinx.domains import cpp
+
+    def get_newest_id(declaration):
+        kept = declaration.__dict__.get("_book_newest_id")
+        if kept is None:
+            kept = declaration.get_id(cpp._max_id, True)
+            declaration.__dict__["_book_newest_id"] = kept
+        return kept
+
+    cpp.ASTDeclaration.get_newest_id = get_newest_id
+
+
 def setup(app):
+    cache_newest_cpp_ids()
     app.add_directive("literalinclude", BookLiteralInclude, override=True)
     app.add_directive("chapter-figure", ChapterFigure)
     app.connect("build-finished", copy_mathjax)

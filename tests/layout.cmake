@@ -21,3 +21,7 @@ book_test(NAME support.one-test-site LABELS "layout"
 book_test(NAME support.no-import-circle LABELS "layout"
           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/checks/check_import_cycles.py" --self-test
                   --tools "${CMAKE_SOURCE_DIR}/tools")
+# Every mutant of tools/mutation/mutants.txt finds its line: a change to src/ that moves or rewrites
+# one is caught when it is made, not when the mutants next run.
+book_test(NAME support.mutant-list LABELS "layout"
+          COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/mutation/mutate.py" --check)

@@ -25,6 +25,9 @@ ten times its time on the book's code (at least 60 s) is stopped, and its mutant
 
 Usage: tools/mutation/mutate.py [--build build] [--list tools/mutation/mutants.txt] [--only NAME ...]
                        [--program test_chNN_... [--test "CASE NAME" ...]]
+       tools/mutation/mutate.py --check   (only that every mutant of the list applies: CTest's
+                                           support.mutant-list, so that a change to src/ that moves
+                                           or rewrites a mutant's line is caught when it is made)
 """
 import argparse
 import json
@@ -185,11 +188,12 @@ def try_mutant(build, mutant, programs, times, tests=()):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=str(ROOT / "build"), help="a configured build folder")
-    parser.add_argument("--list", default=str(ROOT / "tools" / "mutants.txt"), help="the mutants")
+    parser.add_argument("--list", default=str(ROOT / "tools" / "mutation" / "mutants.txt"), help="the mutants")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these mutants alone")
     parser.add_argument("--program", help="run this test program alone (e.g. test_ch14_next_character)")
     parser.add_argument("--test", action="append", default=[], metavar="CASE",
                         help="run this Catch2 test case alone (repeatable): does this test kill the mutant?")
+    parser.add_argument("--check", action="store_true", help="only check that every mutant applies, and stop")
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     try:
@@ -198,6 +202,13 @@ def main():
             mutant.apply((ROOT / mutant.file).read_text())
     except (OSError, ValueError) as error:
         sys.exit(f"error: {error}")
+    names = [mutant.name for mutant in mutants]
+    if len(set(names)) != len(names):
+        sys.exit(f"error: a name is given twice in {args.list}: "
+                 f"{', '.join(sorted({name for name in names if names.count(name) > 1}))}")
+    if args.check:
+        print(f"{len(mutants)} mutants, each found where {args.list} says")
+        return 0
     if args.only:
         unknown = set(args.only) - {mutant.name for mutant in mutants}
         if unknown:

@@ -131,8 +131,8 @@ __attribute__((target("avx"))) inline void clean_upper_halves()
 }
 
 // The depth of a transposed left factor (Aᵀ, its depth running down A's rows) is taken in parts of
-// this many: a weight's gradient, Xᵀ dQ, sums over all 1024 rows of a step, and its two factors
-// (512 KiB each) do not fit in a core's cache together, while a part of each (128 KiB) does.
+// this many: a weight's gradient, Xᵀ dQ, sums over all 1024 rows of chapter 15's step, and its two
+// factors (512 KiB each) do not fit in a core's cache together, while a part of each (128 KiB) does.
 constexpr std::size_t depth_part = 256;
 
 // Tiles where they fit. The last columns, fewer than a tile's, are copied into a panel as wide as

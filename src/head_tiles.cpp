@@ -237,9 +237,11 @@ template <class Vec, std::size_t R, std::size_t W>
     const std::size_t all_to = *std::min_element(std::begin(end), std::end(end));
     Vec sums[R][W] = {};  // local, so that they live in registers
     const auto add = [&](std::size_t p, bool checked) {
-        Vec row[W];  // one load per register: copied as one block, the row went through memory in
-        for (std::size_t w = 0; w < W; ++w) {  // 16-byte pieces and came back as a whole register,
-            std::memcpy(&row[w], b + p * ldb + w * width<Vec>, sizeof(Vec));  // which waits for the pieces
+        // One load per register. Copied as one block, the row went through memory in 16-byte pieces
+        // and came back as whole registers, a load that waits until every piece has been stored.
+        Vec row[W];
+        for (std::size_t w = 0; w < W; ++w) {
+            std::memcpy(&row[w], b + p * ldb + w * width<Vec>, sizeof(Vec));
         }
         for (std::size_t r = 0; r < R; ++r) {
             const bool on = !checked || (p >= first[r] && p < end[r]);

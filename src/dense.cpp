@@ -108,6 +108,9 @@ template <class Lanes, std::size_t Rows>
             high[r] += l_ip * b_high;
         }
     }
+    // Unrolled, so that each sum is stored from its register (GCC keeps this loop, and with it the
+    // sums, in memory otherwise: 5 to 8 % of a product's time).
+#pragma GCC unroll 8
     for (std::size_t r = 0; r < Rows; ++r) {
         if (d != nullptr) {  // one more addition per entry, as add_in_place() makes it
             Lanes d_low;

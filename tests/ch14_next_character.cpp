@@ -819,9 +819,11 @@ TEST_CASE("The fast products equal the textbook loops bit for bit", "[ch14][supp
     // on its own (the products of a training step are 2048×64 by 64×64 or 64×63). Aᵀ C with A of 600
     // rows sums over a depth of 600, which the tiles take in parts of 256, 256 and 88, each tile's
     // sums kept in the result between parts, on its 14×11 of whole tiles, 2-row tiles and columns left over.
+    // On two threads each part of C is first copied into one strip per tile's columns: 14×35 has four
+    // such strips (two of 16 columns with AVX-512), each read by its own tiles, and 3 columns left over.
     for (const auto& [n, k, m] : {std::array<std::size_t, 3>{5, 3, 4}, std::array<std::size_t, 3>{13, 70, 19},
                                   std::array<std::size_t, 3>{8, 9, 16}, std::array<std::size_t, 3>{17, 5, 11},
-                                  std::array<std::size_t, 3>{600, 14, 11}}) {
+                                  std::array<std::size_t, 3>{600, 14, 11}, std::array<std::size_t, 3>{600, 14, 35}}) {
         INFO("A is " << n << "×" << k << ", B " << k << "×" << m << ": each entry summed from p = 0 upwards, "
              "one rounding per multiplication and per addition, as documented");
         const sa::Matrix a = random_entries(n, k, 31);

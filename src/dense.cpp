@@ -175,7 +175,7 @@ template <class Lanes, std::size_t Rows>
             for (std::size_t p = 0; p < depth; ++p) {
                 const double* row = b + (first + p) * m;
                 for (std::size_t j = 0; j < full_cols; j += cols) {
-                    std::copy(row + j, row + j + cols, strips.data() + j * depth + p * cols);
+                    std::memcpy(strips.data() + j * depth + p * cols, row + j, sizeof(double) * cols);
                 }
             }
         }

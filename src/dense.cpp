@@ -109,7 +109,7 @@ template <class Lanes, std::size_t Rows>
         }
     }
     // Unrolled, so that each sum is stored from its register (GCC keeps this loop, and with it the
-    // sums, in memory otherwise: 5 to 8 % of a product's time).
+    // sums, in memory otherwise: 5 to 7 % of a product's time, 234 → 223 µs for 1024×64 by 64×64).
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < Rows; ++r) {
         if (d != nullptr) {  // one more addition per entry, as add_in_place() makes it

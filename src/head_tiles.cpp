@@ -446,7 +446,7 @@ template <Exp Lanes>
 // the one before; the eight rows' sums advance side by side (every row takes j ≤ i, then row r the
 // rest to i + r), as rowsum(dA ∘ A) does in score_gradients(): each is the same sum.
 template <Exp Lanes>
-[[gnu::always_inline]] inline void softmax_rows(const double* s, std::size_t ld, std::size_t i, std::size_t rows,
+[[gnu::always_inline]] inline void head_weight_rows(const double* s, std::size_t ld, std::size_t i, std::size_t rows,
                                                 double root, double* a, std::size_t n)
 {
     for (std::size_t r = 0; r < rows; ++r) {
@@ -499,7 +499,8 @@ template <class Vec, std::size_t R, std::size_t W, Exp Lanes = Exp::one>
     }
     const double root = std::sqrt(static_cast<double>(h.head_dim));
     for (std::size_t i = 0; i < n; i += lanes) {
-        softmax_rows<Lanes>(s.sums.data() + i * wide_n, wide_n, i, std::min(lanes, n - i), root, weights + i * n, n);
+        head_weight_rows<Lanes>(s.sums.data() + i * wide_n, wide_n, i, std::min(lanes, n - i), root, weights + i * n,
+                                n);
     }
     // C = A V: each output over the keys j ≤ i in order.
     const auto keys = [](std::size_t i) { return Range{0, i + 1}; };

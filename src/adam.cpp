@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dense.hpp"
 #include "exercise.hpp"
 
 namespace sa {
@@ -32,7 +33,9 @@ void adam_step(Matrix& parameter, const Matrix& gradient, AdamMoments& moments, 
     const double t = static_cast<double>(step);
     const double correction1 = 1.0 - std::pow(settings.beta1, t);
     const double correction2 = 1.0 - std::pow(settings.beta2, t);
-    for (std::size_t r = 0; r < parameter.rows(); ++r) {
+#pragma omp parallel for num_threads(static_cast<int>(product_threads())) if (product_threads() > 1) schedule(static)
+    for (std::ptrdiff_t row = 0; row < static_cast<std::ptrdiff_t>(parameter.rows()); ++row) {
+        const auto r = static_cast<std::size_t>(row);
         for (std::size_t c = 0; c < parameter.cols(); ++c) {
             const double g = gradient(r, c);
             double& m = moments.first(r, c);

@@ -1253,7 +1253,8 @@ TEST_CASE("Training is deterministic: the same seed gives the same bits", "[ch14
 TEST_CASE("Training on several threads gives the bits of one thread", "[ch14][support]")
 {
     // The products share their rows among the threads, the heads their windows, the rotation its
-    // rows and the residual sums their entries; every sum is still one thread's, in the same order,
+    // rows, the residual sums their entries, and the cross-entropy and Adam their rows (the loss
+    // summed in row order after them); every sum is still one thread's, in the same order,
     // so two and three threads must give the model one thread gives, bit for bit. Two layers,
     // 4 windows of 16 rows (64 rows: two runs of a multiple of 8 for two threads, a short last
     // run for three).

@@ -1,4 +1,4 @@
-// Included before every file of the playground build (em++ -include). Debian 12's
+// Included before every file of the playground build (first in common.hpp, its precompiled header). Debian 12's
 // emscripten (3.1.6) ships a libc++ older than the C++20 parts the library uses; this
 // adds what it lacks, with the compiler's own builtins, and nothing when it is there.
 #pragma once

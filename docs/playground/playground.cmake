@@ -39,19 +39,33 @@ set(playground_simd -msimd128)
 # {fmt} is compiled once, in fmt_once.cpp; every other file includes its headers only.
 set(playground_flags -std=c++20 -O2 ${playground_exceptions} ${playground_simd} -ffp-contract=off
     -Wall -Wextra -Wpedantic
-    "-I${CMAKE_SOURCE_DIR}/src" "-I${CMAKE_SOURCE_DIR}/src/present" "-I${playground_dir}/include"
-    -include "${CMAKE_CURRENT_SOURCE_DIR}/playground/compat.hpp")
+    "-I${CMAKE_SOURCE_DIR}/src" "-I${CMAKE_SOURCE_DIR}/src/present" "-I${playground_dir}/include")
 if(BOOK_WERROR)
   list(APPEND playground_flags -Werror)
 endif()
 file(GLOB playground_headers CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/src/*.hpp" "${CMAKE_SOURCE_DIR}/src/present/*.hpp")
 
+# The headers every file starts with (common.hpp: compat.hpp, the standard headers, {fmt}'s and the
+# matrix), parsed once into a precompiled header that each file reads (-include-pch, with the same
+# flags). Parsing them was most of a file's compile: the playground's 85 objects took 89 s of CPU
+# time (46 s of wall time) with it against 144 s (73 s) without, ninja -j 2 on the objects alone on
+# the 2-core machine, twice each; every object comes out byte for byte the same (compared with cmp).
+set(playground_pch "${playground_dir}/obj/common.hpp.pch")
+add_custom_command(
+  OUTPUT "${playground_pch}"
+  COMMAND ${emxx} ${playground_flags} -x c++-header "${CMAKE_CURRENT_SOURCE_DIR}/playground/common.hpp"
+          -o "${playground_pch}"
+  DEPENDS ${playground_headers} "${CMAKE_CURRENT_SOURCE_DIR}/playground/common.hpp"
+          "${CMAKE_CURRENT_SOURCE_DIR}/playground/compat.hpp"
+  COMMENT "em++: the playground's precompiled header"
+  VERBATIM)
+
 # book_playground_compile(<object> <source> [flags...])
 function(book_playground_compile object source)
   add_custom_command(
     OUTPUT "${object}"
-    COMMAND ${emxx} ${playground_flags} ${ARGN} -c "${source}" -o "${object}"
-    DEPENDS "${source}" ${playground_headers} "${CMAKE_CURRENT_SOURCE_DIR}/playground/compat.hpp"
+    COMMAND ${emxx} ${playground_flags} -include-pch "${playground_pch}" ${ARGN} -c "${source}" -o "${object}"
+    DEPENDS "${source}" ${playground_headers} "${playground_pch}"
     COMMENT "em++: ${source}"
     VERBATIM)
 endfunction()

@@ -1,6 +1,6 @@
-// Included before every file of the playground build (first in common.hpp, its precompiled header). Debian 12's
-// emscripten (3.1.6) ships a libc++ older than the C++20 parts the library uses; this
-// adds what it lacks, with the compiler's own builtins, and nothing when it is there.
+// Included before every file of the playground build (first in common.hpp, its precompiled
+// header). Debian 12's emscripten (3.1.6) ships a libc++ older than the C++20 parts the library
+// uses; this adds what it lacks, with the compiler's own builtins, and nothing when it is there.
 #pragma once
 
 #include <bit>

@@ -447,7 +447,7 @@ template <Exp Lanes>
 // rest to i + r), as rowsum(dA ∘ A) does in score_gradients(): each is the same sum.
 template <Exp Lanes>
 [[gnu::always_inline]] inline void head_weight_rows(const double* s, std::size_t ld, std::size_t i, std::size_t rows,
-                                                double root, double* a, std::size_t n)
+                                                    double root, double* a, std::size_t n)
 {
     for (std::size_t r = 0; r < rows; ++r) {
         shifted_row<Lanes>(s + r * ld, i + r, root, a + r * n);

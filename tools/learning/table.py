@@ -1,4 +1,5 @@
 """A chapter's result and the table that grading prints."""
+import functools
 import json
 import re
 import time
@@ -60,21 +61,39 @@ def functions(text):
     return found
 
 
+# A grade prints the table of every chapter it graded, and each chapter's table reads the same book
+# sources (src/*.cpp, which do not change while it runs): each is read and cut into functions once.
+@functools.lru_cache(maxsize=None)
+def source_functions(file):
+    """functions() of one of the library's src/*.cpp files."""
+    return functions((SRC / file).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
+def exercise_bodies():
+    """{exercise name: (the body of its solution, the names of the matrices its file declares)}."""
+    found = {}
+    for file, parts in exercise_files().items():
+        declared = frozenset(re.findall(r"\bMatrix\s*&?\s+(\w+)", (SRC / file).read_text(encoding="utf-8")))
+        for exercise, body in markers.regions(parts):
+            found[exercise.name] = ("".join(body), declared)
+    return found
+
+
 def step_calls(files=(), tests=""):
     """(every step by name, calls) where calls(text, prefix) is the set of steps `text` calls, directly
     or through another step's body, or through a function of the library's `files` (src/*.cpp) or of
     the `tests` file's text. A test names the library's functions sa::f (prefix r"\\bsa::")."""
     steps = {exercise.name: exercise for exercise in exercises()}
     bodies, variables = {}, {}
-    for text in [(SRC / file).read_text(encoding="utf-8") for file in files] + [tests]:
-        for name, body in functions(text).items():
+    for found in [source_functions(file) for file in files] + [functions(tests)]:
+        for name, body in found.items():
             bodies[name], variables[name] = bodies.get(name, "") + body, set()
-    for file, parts in exercise_files().items():
-        declared = set(re.findall(r"\bMatrix\s*&?\s+(\w+)", (SRC / file).read_text(encoding="utf-8")))
-        for exercise, body in markers.regions(parts):
-            bodies[exercise.name], variables[exercise.name] = "".join(body), declared
+    for name, (body, declared) in exercise_bodies().items():
+        bodies[name], variables[name] = body, declared
 
     names = bodies.keys() | steps.keys()
+    reached = {}  # {name: the names its body calls directly}, each body searched once
 
     def direct(text, prefix=r"(?<![.>\w])", skip=()):  # a parameter such as `scores(i, j)` is no call
         # every whole name before a parenthesis, in one pass, kept where it is a step or a function
@@ -86,7 +105,9 @@ def step_calls(files=(), tests=""):
             name = todo.pop()
             if name not in used:
                 used.add(name)
-                todo |= direct(bodies.get(name, ""), skip=variables.get(name, ())) - used
+                if name not in reached:
+                    reached[name] = direct(bodies.get(name, ""), skip=variables.get(name, ()))
+                todo |= reached[name] - used
         return used & steps.keys()
 
     return steps, calls
@@ -99,17 +120,26 @@ def chapters_used(chapter):
     return {steps[name].chapter for name in calls(tests, prefix=r"\bsa::")} - {chapter.number}
 
 
+BRACES = re.compile(r"[{}]")
+
+
 def test_cases(text):
     """{name: body} of every TEST_CASE in a test file's text (a name may be several literals)."""
     cases = {}
     for match in re.finditer(r'TEST_CASE\(\s*((?:"(?:[^"\\]|\\.)*"\s*)+)', text):
         name = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', match[1])).replace('\\"', '"').replace("\\\\", "\\")
         start = text.find("{", match.end())
+        if start < 0:  # no body
+            cases[name] = ""
+            continue
         depth, end = 0, start
-        for end in range(start, len(text)):
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
+        for brace in BRACES.finditer(text, start):  # brace by brace to the one that closes the first
+            end = brace.start()
+            depth += 1 if brace[0] == "{" else -1
             if depth == 0:
                 break
+        else:  # never closed (a brace inside a string): to the end of the file
+            end = len(text) - 1
         cases[name] = text[start:end + 1]
     return cases
 

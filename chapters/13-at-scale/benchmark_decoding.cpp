@@ -19,7 +19,6 @@
 #include "bench.hpp"
 #include "cli.hpp"
 #include "fast_attention.hpp"
-#include "machine.hpp"
 #include "masking.hpp"
 #include "random.hpp"
 #include "tiled.hpp"
@@ -217,7 +216,6 @@ std::string run_benchmark(const sa::Example& example)
 
 int main(int argc, char** argv)
 {
-    sa::bench::keep_freed_memory();  // each recomputation makes and drops the fast kernel's copies
     const sa::ProgramInfo info = sa::bench::benchmark_program(
         "ch13-benchmark-decoding",
         "time a decoding step with the KV cache against a plain read of its bytes and against recomputing", {},

@@ -252,10 +252,6 @@ std::string run_benchmark(const sa::Example& example)
 
 int main(int argc, char** argv)
 {
-    // Every method makes and drops buffers of megabytes on each run (the tiled kernel its copies
-    // of Q, K and V; the baseline its n×n scores): freed memory stays with the program, so that
-    // from the second run on each run measures the method rather than the operating system.
-    sa::bench::keep_freed_memory();
     const sa::ProgramInfo info = sa::bench::benchmark_program(
         "ch13-benchmark-kernels", "time the book's attention, an OpenBLAS baseline and the tiled kernel at d = 64",
         {{"--all", "", "also the step-by-step reference above n = 4096 (minutes)", ""},

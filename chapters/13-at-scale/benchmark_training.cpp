@@ -257,7 +257,6 @@ std::string run_benchmark(const sa::Example& example)
 
 int main(int argc, char** argv)
 {
-    sa::bench::keep_freed_memory();
     const sa::ProgramInfo info = sa::bench::benchmark_program(
         "ch13-benchmark-training",
         "time one training step of chapter 15's model, the library's and the step functions', against the fp64 peak",

@@ -4,9 +4,6 @@
 // ch15-circuit (circuit.cpp) finds the circuit in them and ch15-copying (copying.cpp) measures how
 // they copy the text.
 #include <cstdint>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <utility>
 
 #include "char_text.hpp"
@@ -267,13 +264,6 @@ std::string induction_chapter(const sa::Example& example)
 
 int main(int argc, char** argv)
 {
-#ifdef __GLIBC__
-    // A training step makes and drops matrices of a few megabytes. By default the C library maps
-    // each such block from the system and unmaps it when freed, and every step then pays for fresh
-    // zeroed pages (about a tenth of its time); kept on the heap, the memory is reused.
-    mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    mallopt(M_TRIM_THRESHOLD, 512 << 20);
-#endif
     sa::ProgramInfo info{"ch15-induction-head",
                          "train two layers of attention on the King James Bible with repeated random letters in "
                          "the mix, and save the models in which ch15-circuit finds the induction head",

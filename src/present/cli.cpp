@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #if defined(__EMSCRIPTEN__)
 // The book's playground (docs/playground) compiles this file to WebAssembly, whose
 // libc++ has no floating-point std::from_chars. fast_float (libfast-float-dev) parses
@@ -641,9 +645,18 @@ void check_outputs(const ProgramInfo& info, const Example& example)
 
 }  // namespace
 
+void keep_freed_memory()
+{
+#ifdef __GLIBC__
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 int run_program(const ProgramInfo& info, int argc, char** argv,
                 const std::function<std::string(const Example&)>& body)
 {
+    keep_freed_memory();
     const std::vector<std::string> args(argv + 1, argv + argc);
     for (const auto& arg : args) {
         if (arg == "--help" || arg == "-h") {

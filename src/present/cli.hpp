@@ -208,6 +208,9 @@ struct ProgramInfo {
 /// the default of one of the program's own options by what ProgramOption::fit
 /// returned, a successful run adds one line on stderr that says so.
 ///
+/// Before anything else it calls keep_freed_memory(), so that every chapter program
+/// reuses the memory it frees.
+///
 /// \param info the program's name, summary and defaults
 /// \param argc argument count from main
 /// \param argv arguments from main
@@ -215,5 +218,18 @@ struct ProgramInfo {
 /// \return the exit status: 0 on success and for --help, 2 on bad input
 int run_program(const ProgramInfo& info, int argc, char** argv,
                 const std::function<std::string(const Example&)>& body);
+
+/// \brief Keeps freed memory with the program (glibc's mallopt; nothing elsewhere).
+///
+/// A program that makes and drops matrices of megabytes again and again (a training step, a
+/// forward pass window by window, a benchmark's method run after run) would otherwise have the
+/// C library map each such block from the system and hand it back when freed, so that every
+/// new one paid again for fresh zeroed pages: a cost of the operating system, not of the
+/// arithmetic (on a virtual machine, a quarter of chapter 13's fast kernel at n = 4096, and
+/// more than half of ch15-copying's run). Kept on the heap, a block is reused. Every number
+/// stays the same: only where the memory comes from changes. run_program() calls it for every
+/// chapter program, and every test program calls it before its checks start
+/// (tests/common/keep_freed_memory.cpp).
+void keep_freed_memory();
 
 }  // namespace sa

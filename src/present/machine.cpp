@@ -6,9 +6,6 @@
 #include <cstdlib>
 #include <new>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -85,14 +82,6 @@ void warm_up(long iterations)
     while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(500)) {
         static_cast<void>(peak_loop(iterations));
     }
-}
-
-void keep_freed_memory()
-{
-#ifdef __GLIBC__
-    mallopt(M_MMAP_THRESHOLD, 256 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
 }
 
 void* counted_new(std::size_t size, std::size_t alignment)

@@ -30,15 +30,6 @@ double peak_loop(long iterations);
 /// \param iterations the chains' length in each call of peak_loop()
 void warm_up(long iterations);
 
-/// \brief Keeps freed memory with the program (glibc's mallopt; nothing elsewhere).
-///
-/// A method that makes and drops buffers of megabytes on every run would otherwise have the
-/// C library map a large block from the system and return it when freed, so that each run
-/// paid again for fresh zeroed pages, a cost of the operating system rather than of the
-/// method (on a virtual machine, a quarter of the fast kernel's time at n = 4096). Kept on
-/// the heap, a block is reused from the second run on, for every method alike.
-void keep_freed_memory();
-
 /// \brief An allocation that is counted: a program that measures memory routes its
 ///        `operator new` here (and its `operator delete` to counted_delete()).
 /// \param size the bytes asked for

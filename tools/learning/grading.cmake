@@ -85,7 +85,8 @@ function(book_grading_test test_name test_source)
   math(EXPR number "${chapter}")
   set(target test_${test_name})
   add_executable(${target} "${test_source}")
-  target_link_libraries(${target} PRIVATE selfattention-present Catch2::Catch2WithMain Eigen3::Eigen LibXml2::LibXml2)
+  target_link_libraries(${target} PRIVATE book-test-memory selfattention-present Catch2::Catch2WithMain Eigen3::Eigen
+                                          LibXml2::LibXml2)
   # Catch2 shows a failed check's matrices as the book prints them, never as {?}.
   target_compile_options(${target} PRIVATE -include "${CMAKE_SOURCE_DIR}/tests/catch_matrix.hpp")
   book_compiled_as_in_the_book(${target})

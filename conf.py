@@ -367,6 +367,27 @@ def check_api_page(app, doctree):
                                             location="docs/api")
 
 
+# Two hyphens that a page shows as one dash: Doxygen writes "--" in a comment as a dash (which
+# Breathe passes on as the text "&#8212;") and Sphinx's smart quotes make "--" in running text an en
+# dash, so an option written without backticks, --help, would read "–help". A dash glued to the word
+# after it, or an HTML entity shown as text, is a warning, which fails the build (-W).
+DASHED_OPTION = re.compile(r"(?<![\w-])(?:[\u2013\u2014]|&#821[12];)[a-z][a-z0-9-]*|&#\d+;")
+
+
+def check_dashed_options(app, doctree):
+    """Every option a page names reads as typed: --help, never a dash before the word (see DASHED_OPTION)."""
+    for text in doctree.findall(nodes.Text):
+        if isinstance(text.parent, (nodes.literal, nodes.literal_block, nodes.raw, nodes.math, nodes.math_block)):
+            continue
+        shown = text.astext()
+        for match in DASHED_OPTION.finditer(shown):
+            context = " ".join(shown[max(0, match.start() - 30):match.end() + 30].split())
+            logging.getLogger(__name__).warning(
+                f"{match.group(0)!r} (in \"{context}\") shows a dash or an HTML entity as text: write a "
+                f"command-line option in backticks (`--help` in a C++ comment, ``--help`` in a page) so "
+                f"that its two hyphens stay", location=text.parent)
+
+
 def cache_newest_cpp_ids():
     """Sphinx 5.3 (Debian 12's) works out a C++ declaration's ID afresh every time a cross-reference is
     looked up, comparing it with each declaration of the same scope: half of the book's rendering went
@@ -394,6 +415,7 @@ def setup(app):
     app.connect("build-finished", write_front_door)
     app.add_config_value("book_playground", "", "env")
     app.connect("doctree-read", check_api_page)
+    app.connect("doctree-read", check_dashed_options)
     app.connect("doctree-read", add_playground, priority=100)  # before the table of contents is collected
     app.connect("html-page-context", add_playground_script)
     app.connect("html-page-context", label_headings_and_objects, priority=900)  # after furo's own (500)

@@ -55,20 +55,20 @@ struct TextSplit {
 /// \brief Checks that a reader's text holds only what the model reads: printable ASCII, tabs,
 ///        newlines and carriage returns, one byte per character.
 /// \param text the text (a file's bytes, a prompt)
-/// \param name how to name it in a message, e.g. "--prompt"
+/// \param name how to name it in a message, e.g. `"--prompt"`
 /// \throws std::invalid_argument naming the first other byte in hexadecimal and its line, e.g.
-///         "--prompt: byte 0xC3 on line 1 is not plain ASCII; the model reads ASCII text only
-///         (printable characters, tabs and newlines)": the first byte of "é" in UTF-8, which a
+///         `--prompt: byte 0xC3 on line 1 is not plain ASCII; the model reads ASCII text only
+///         (printable characters, tabs and newlines)`: the first byte of "é" in UTF-8, which a
 ///         terminal could not show alone
 void check_ascii(const std::string& text, const std::string& name);
 
 /// \brief Checks that a file's bytes are plain text the book can read: not empty, and ASCII as
 ///        check_ascii() takes it.
 /// \param text the file's bytes
-/// \param name how to name the file in a message, e.g. "--text book.txt"
+/// \param name how to name the file in a message, e.g. `"--text book.txt"`
 /// \throws std::invalid_argument if the text is empty or holds another byte, naming the byte and
-///         its line, e.g. "--text a.bin: byte 0x00 on line 1 is not plain ASCII; the model reads
-///         ASCII text only (printable characters, tabs and newlines)"
+///         its line, e.g. `--text a.bin: byte 0x00 on line 1 is not plain ASCII; the model reads
+///         ASCII text only (printable characters, tabs and newlines)`
 void check_plain_text(const std::string& text, const std::string& name);
 
 /// \brief The reader's text split by lines: every tenth line (the 10th, 20th, …) is held out,

@@ -167,7 +167,7 @@ enum class RunLength { full, quick, smoke };
 ///        numbers at d = 64 and prints times), and the options `--smoke` and `--quick`
 ///        ahead of \p own.
 /// \param name the program, e.g. "ch13-benchmark-decoding"
-/// \param summary its one line for --help
+/// \param summary its one line for `--help`
 /// \param own its further options
 /// \param draws_figures whether it reads `--figures DIR`; refused with a reason when not
 [[nodiscard]] ProgramInfo benchmark_program(const std::string& name, const std::string& summary,

@@ -36,7 +36,7 @@ public:
 /// rules for them are shown by chapters 4, 5 and 13 and checked by the tests). Finite
 /// numbers as large as `1e200` are taken: the results may overflow, and the chapter says so.
 ///
-/// \param option the option name used in error messages, e.g. "--wq"
+/// \param option the option name used in error messages, e.g. `"--wq"`
 /// \param text the matrix text
 /// \return the matrix, at least 1×1
 /// \throws UsageError for an empty matrix, an empty row (as after a trailing `;`), an
@@ -61,9 +61,9 @@ public:
 /// reads it with matrix_option(), whole_option(), whole_list_option(), choice_option()
 /// or flag_option(), which give the one-line errors.
 struct ProgramOption {
-    std::string name;           ///< e.g. "--heads"
-    std::string value;          ///< the placeholder shown in --help, e.g. "H"; empty for a flag
-    std::string help;           ///< one line for --help
+    std::string name;           ///< e.g. `"--heads"`
+    std::string value;          ///< the placeholder shown in `--help`, e.g. "H"; empty for a flag
+    std::string help;           ///< one line for `--help`
     std::string default_value;  ///< the text used when the reader does not give the option
     /// What the default becomes when it does not fit the reader's numbers: called, when
     /// the reader did not give the option, with the example parsed so far (the options
@@ -77,16 +77,16 @@ struct ProgramInfo {
     std::string name;     ///< the program's name, e.g. "ch02-scores"
     std::string summary;  ///< one line saying what it shows
     Example defaults;     ///< the example used when no option changes it
-    bool uses_seed = false;  ///< accept --seed N
+    bool uses_seed = false;  ///< accept `--seed` N
     /// Options of the common set this program does not read, each with the reason
-    /// given to a reader who passes it, e.g. {"--causal", "the scores come before any mask"}.
+    /// given to a reader who passes it, e.g. {`"--causal"`, "the scores come before any mask"}.
     std::vector<std::pair<std::string, std::string>> unused_options = {};
     std::vector<ProgramOption> options = {};  ///< the chapter's own options, each with its default
-    /// W_K may be narrower than W_Q (chapter 18: \f$ h_{kv} \f$ key heads for h query heads): --wk
-    /// and --wq need not have the same columns, and the default W_K keeps its width beside the
-    /// default W_Q (beside the reader's --wq it becomes the identity of W_Q's width).
+    /// W_K may be narrower than W_Q (chapter 18: \f$ h_{kv} \f$ key heads for h query heads): `--wk`
+    /// and `--wq` need not have the same columns, and the default W_K keeps its width beside the
+    /// default W_Q (beside the reader's `--wq` it becomes the identity of W_Q's width).
     bool grouped_keys = false;
-    /// The chapter's own options that name a file the program writes, e.g. {"--save", "--speed"}.
+    /// The chapter's own options that name a file the program writes, e.g. {`"--save"`, `"--speed"`}.
     /// run_program() checks each one given, and `--figures DIR`, before the run starts (see
     /// output_problem()), so that a long run is never thrown away for a path it could not write.
     std::vector<std::string> writes = {};
@@ -105,19 +105,19 @@ struct ProgramInfo {
 
 /// \brief Reads a chapter option (ProgramInfo::options) that holds a matrix.
 /// \param example the parsed example
-/// \param name the option, e.g. "--wo"
+/// \param name the option, e.g. `"--wo"`
 /// \return the matrix
 /// \throws UsageError if the text is not a matrix, or the program declared no such option
 [[nodiscard]] Matrix matrix_option(const Example& example, std::string_view name);
 
 /// \brief Reads a chapter option that holds a whole number from \p low to \p high.
 /// \param example the parsed example
-/// \param name the option, e.g. "--heads"
+/// \param name the option, e.g. `"--heads"`
 /// \param low the smallest number accepted
 /// \param high the largest number accepted
 /// \return the number
 /// \throws UsageError naming the option and the range when the text is not such a
-///         number (blanks around it do not count, as for --precision)
+///         number (blanks around it do not count, as for `--precision`)
 [[nodiscard]] long whole_option(const Example& example, std::string_view name, long low, long high);
 
 /// \brief Reads `--heads` for a model with rotary positions (chapters 14 and 15): 1 to 32 heads
@@ -125,12 +125,12 @@ struct ProgramInfo {
 /// \param example the parsed example
 /// \param width d, the width the heads share
 /// \return h
-/// \throws UsageError naming --heads and the counts that fit, e.g. "choose 1, 2, 4, 8, 16 or 32"
+/// \throws UsageError naming `--heads` and the counts that fit, e.g. "choose 1, 2, 4, 8, 16 or 32"
 [[nodiscard]] std::size_t rotary_heads_option(const Example& example, std::size_t width);
 
 /// \brief Reads a chapter option that holds a list of whole numbers, e.g. `--sizes 512,1024`.
 /// \param example the parsed example
-/// \param name the option, e.g. "--sizes"
+/// \param name the option, e.g. `"--sizes"`
 /// \param low the smallest number accepted
 /// \param high the largest number accepted
 /// \return the numbers, in the reader's order
@@ -141,14 +141,14 @@ struct ProgramInfo {
 
 /// \brief Reads a chapter option that is a flag (ProgramOption::value empty).
 /// \param example the parsed example
-/// \param name the option, e.g. "--smoke"
+/// \param name the option, e.g. `"--smoke"`
 /// \return whether the reader gave the flag
 /// \throws std::logic_error if the program declared no such option
 [[nodiscard]] bool flag_option(const Example& example, std::string_view name);
 
 /// \brief Reads a chapter option that holds one word out of a fixed list.
 /// \param example the parsed example
-/// \param name the option, e.g. "--positions"
+/// \param name the option, e.g. `"--positions"`
 /// \param choices the words accepted, e.g. {"none", "sinusoidal", "rope"}
 /// \return the word
 /// \throws UsageError naming the option and every choice when the word is not one of them
@@ -202,7 +202,7 @@ struct ProgramInfo {
 /// or an error thrown by the library, prints one line on stderr and returns 2. Before
 /// \p body runs, every file the program would write (ProgramInfo::writes, `--figures`)
 /// is checked with output_problem(): a path it cannot write is refused then, in one line
-/// ("--save: cannot write the file out/m.safetensors: the folder out does not exist"),
+/// (`--save: cannot write the file out/m.safetensors: the folder out does not exist`),
 /// never after a long run.
 /// When a default projection was replaced by the identity (see parse_arguments()), or
 /// the default of one of the program's own options by what ProgramOption::fit
@@ -215,7 +215,7 @@ struct ProgramInfo {
 /// \param argc argument count from main
 /// \param argv arguments from main
 /// \param body builds the program's complete output from the parsed example
-/// \return the exit status: 0 on success and for --help, 2 on bad input
+/// \return the exit status: 0 on success and for `--help`, 2 on bad input
 int run_program(const ProgramInfo& info, int argc, char** argv,
                 const std::function<std::string(const Example&)>& body);
 

@@ -23,11 +23,11 @@ struct Example {
     int precision = 3;                ///< decimals printed
     long seed = 2017;                 ///< seed of the random experiments
     std::string figures;              ///< folder to write SVG figures into; empty for none
-    /// The chapter's own options (ProgramInfo::options), by name, e.g. {"--heads", "2"}:
+    /// The chapter's own options (ProgramInfo::options), by name, e.g. {`"--heads"`, "2"}:
     /// the text the reader gave, or the option's default. Read them with
     /// matrix_option(), whole_option() and choice_option() from cli.hpp.
     std::map<std::string, std::string, std::less<>> options = {};
-    /// The chapter's own options the reader gave on the command line, e.g. {"--prompt"}: an
+    /// The chapter's own options the reader gave on the command line, e.g. {`"--prompt"`}: an
     /// option missing here holds its default in #options.
     std::set<std::string, std::less<>> given = {};
 };

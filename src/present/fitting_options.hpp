@@ -25,7 +25,7 @@ enum class Along {
 /// \param option the option as the program declares it, with its default
 /// \return h
 /// \throws UsageError if the text is not a whole number from 1 to 64, or if h does not divide
-///         d_k or d_v, e.g. "--heads: 3 does not divide the 4 columns of --wq; choose a divisor of 4";
+///         d_k or d_v, e.g. `--heads: 3 does not divide the 4 columns of --wq; choose a divisor of 4`;
 ///         when the reader kept the default, the message says so and asks for their own value
 [[nodiscard]] std::size_t heads_option(const Example& example, const ProgramOption& option);
 
@@ -35,12 +35,12 @@ enum class Along {
 /// \param option the option as the program declares it, with its default
 /// \param size the number of rows (or columns) the matrix needs
 /// \param along whether \p size counts rows or columns
-/// \param why what each row (or column) stands for, e.g. "one per column of --wv"
+/// \param why what each row (or column) stands for, e.g. `"one per column of --wv"`
 /// \return the matrix
 /// \throws UsageError if the text is not a matrix, or it has another size, e.g.
-///         "--wo: expected 2 rows (one per column of --wv), got 4"; when the reader kept the
+///         `--wo: expected 2 rows (one per column of --wv), got 4`; when the reader kept the
 ///         default (which fitted the book's example, not theirs), the message says so:
-///         "--wo: expected 2 rows (one per column of --wv), but the default has 4; pass your own --wo"
+///         `--wo: expected 2 rows (one per column of --wv), but the default has 4; pass your own --wo`
 [[nodiscard]] Matrix fitting_matrix_option(const Example& example, const ProgramOption& option, std::size_t size,
                                            Along along, const std::string& why);
 

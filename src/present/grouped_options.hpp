@@ -33,8 +33,8 @@ struct GroupedOptions {
 ///        columns d_v; W_O has h · d_v/h_kv rows.
 /// \param example the parsed example, with the three options
 /// \return the options
-/// \throws UsageError naming the option and the shape it needs, e.g. "--wk: expected 2 columns (h_kv
-///         = 1 key head as wide as a query head, d_k/h = 2), got 4", or as whole_option() and
+/// \throws UsageError naming the option and the shape it needs, e.g. `--wk: expected 2 columns (h_kv
+///         = 1 key head as wide as a query head, d_k/h = 2), got 4`, or as whole_option() and
 ///         matrix_option() refuse a value
 [[nodiscard]] GroupedOptions read_grouped_options(const Example& example);
 

@@ -51,7 +51,7 @@ struct InductionData {
 /// \param seed the run's seed
 /// \param sizes how much of each
 /// \return the data
-/// \throws UsageError naming --text if the text is too short for a window or has fewer than
+/// \throws UsageError naming `--text` if the text is too short for a window or has fewer than
 ///         context / 2 distinct letters
 [[nodiscard]] InductionData induction_data(const Corpus& corpus, const Vocabulary& vocabulary, std::uint64_t seed,
                                            const InductionSizes& sizes);
@@ -77,7 +77,7 @@ struct InductionModels {
 /// \brief What the programs that read the models need to know of the training that made them.
 struct InductionRun {
     std::uint64_t seed = 0;                     ///< the seed of the training and of the data
-    std::string text;                           ///< the reader's text (--text), empty for the King James text
+    std::string text;                           ///< the reader's text (`--text`), empty for the King James text
     std::size_t steps = 0;                      ///< the first phase's steps
     std::size_t copy_steps = 0;                 ///< the copying models' second phase
     std::vector<std::size_t> copy_checkpoints;  ///< where the copying model's validation copy loss was measured
@@ -87,13 +87,13 @@ struct InductionRun {
 /// \brief Writes the models and the run: FILE (the chapter's model), FILE.without-mix, FILE.copying,
 ///        FILE.copying-control, FILE.one-layer (safetensors, F64) and FILE.run (text: one
 ///        "name value" line each, the losses in the shortest decimals that read back the same
-///        double); then one note line on stderr, so that the output with --save is the output
+///        double); then one note line on stderr, so that the output with `--save` is the output
 ///        without it.
-/// \param path FILE, as given to --save
+/// \param path FILE, as given to `--save`
 /// \param vocabulary the characters, token 0 first
 /// \param models the models
 /// \param run the run
-/// \throws UsageError "--save: cannot write the file PATH" if a file cannot be written
+/// \throws UsageError `--save: cannot write the file PATH` if a file cannot be written
 void save_induction_models(const std::string& path, const std::string& vocabulary, const InductionModels& models,
                            const InductionRun& run);
 
@@ -106,20 +106,20 @@ struct SavedInduction {
 };
 
 /// \brief Reads what save_induction_models() wrote, and the text the models were trained on.
-/// \param path FILE, as given to --load (a name that starts with build/ is the build's, book_file())
+/// \param path FILE, as given to `--load` (a name that starts with build/ is the build's, book_file())
 /// \param training the King James training text's file, named as book_file() takes it
 /// \param held_out the King James held-out text's file
 /// \param context the window the programs measure on; the chapter's model must read at least that
 /// \return the run, the text and the models
-/// \throws UsageError naming --load and the file, e.g. "--load FILE: cannot read the file FILE",
-///         "--load FILE.run: line 2 is not \"steps N\""
+/// \throws UsageError naming `--load` and the file, e.g. `--load FILE: cannot read the file FILE`,
+///         `--load FILE.run: line 2 is not "steps N"`
 [[nodiscard]] SavedInduction load_induction_models(const std::string& path, const std::string& training,
                                                    const std::string& held_out, std::size_t context);
 
 /// \brief Chapter 14's saved model, the one-layer control, where it can stand beside chapter 15's:
 ///        on the King James text only, with the same characters and a context of at least \p context.
 /// \param path the file, named as book_file() takes it
-/// \param text the reader's text (--text), empty for the King James text
+/// \param text the reader's text (`--text`), empty for the King James text
 /// \param vocabulary the text's vocabulary
 /// \param context the context needed
 /// \return the model, or none where it is missing, broken, or another text's
@@ -133,12 +133,12 @@ struct SavedInduction {
 void side_by_side(const std::vector<std::function<void()>>& jobs);
 
 /// \brief The reader's characters, repeated once, as one window with its targets (the page's panel,
-///        --sequence): the character after the second copy is the first again.
+///        `--sequence`): the character after the second copy is the first again.
 /// \param saved the model and its vocabulary
 /// \param vocabulary the vocabulary made from it
 /// \param sequence the characters, 2 to context / 2 of them
 /// \return one window of 2 × the sequence's length
-/// \throws UsageError naming --sequence: a byte that is not ASCII, too few or too many characters,
+/// \throws UsageError naming `--sequence`: a byte that is not ASCII, too few or too many characters,
 ///         or characters outside the model's vocabulary (each named once)
 [[nodiscard]] Batch sequence_batch(const SavedModel& saved, const Vocabulary& vocabulary, const std::string& sequence);
 

@@ -60,8 +60,8 @@ namespace sa {
 /// \param example the parsed example, with the embeddings and W_Q
 /// \param w the weights latent_weights_option() read
 /// \param heads h
-/// \throws UsageError naming the option and the shape expected, e.g. "--wdkv: it is 2×3; expected d×d_c with d =
-///         2 rows (one per embedding feature) and 1 ≤ d_c ≤ 2 columns (the latent is narrower than the token)"
+/// \throws UsageError naming the option and the shape expected, e.g. `--wdkv: it is 2×3; expected d×d_c with d =
+///         2 rows (one per embedding feature) and 1 ≤ d_c ≤ 2 columns (the latent is narrower than the token)`
 void check_latent_options(const Example& example, const LatentWeights& w, std::size_t heads);
 
 }  // namespace sa

@@ -38,7 +38,7 @@ book_test(NAME grader.path-free LABELS grader  # no build
           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" path-free
                   --workspace "${grader_dir}/path-free-workspace" --build "${grader_dir}/path-free-build"
                   --book-build "${CMAKE_BINARY_DIR}")
-foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size error-wording)  # no build
+foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size error-wording ctest-list)  # no build
   book_test(NAME grader.${scenario} LABELS grader
             COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                     --workspace "${grader_dir}/${scenario}-workspace" --build "${grader_dir}/${scenario}-build")

@@ -44,6 +44,9 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
                  (no build)
   code-size      tools/learning's modules at most 400 lines, no function of it or of this
                  file over 60 lines (no build)
+  ctest-list     CTest's list of the checks, kept in the build folder, is used again while no file
+                 CTest reads for it changed (a list of cases, a subfolder's test file) and the
+                 folder has not moved, and asked for again otherwise (no build)
   path-free      no compilation the grading build shares with the book's (the tests, the
                  presentation, the library) holds the book's folder in its definitions, which
                  ccache cannot make relative: a copy of the book would compile it again
@@ -65,7 +68,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from learning import book, hints, points, run, workspace  # noqa: E402
+from learning import book, checks, hints, points, run, workspace  # noqa: E402
 from learning import table as results  # noqa: E402
 from learning.book import exercise_files, graded_chapters, markers, write_if_changed  # noqa: E402
 
@@ -715,7 +718,46 @@ def scenario_path_free(args):
     print(f"Checked the definitions of {checked} compilations of the tests and the library.")
 
 
+def scenario_ctest_list(args):
+    """The grader keeps CTest's list of the checks (tools/learning/checks.py, listed_tests()) and asks
+    CTest again as soon as a file that list is read from changes, or the folder moves: a stale list
+    would grade the wrong reports. A hand-written test folder: its own CTestTestfile.cmake includes a
+    list of cases and names a subfolder with one more test."""
+    if args.build.exists():
+        shutil.rmtree(args.build)
+    (args.build / "tests").mkdir(parents=True)
+    top, cases, sub = args.build / "CTestTestfile.cmake", args.build / "cases.cmake", args.build / "tests" / "CTestTestfile.cmake"
+    top.write_text(f'include("{cases}")\nsubdirs("tests")\n', encoding="utf-8")
+    cases.write_text('add_test(first "true")\n', encoding="utf-8")
+    sub.write_text('add_test(second "true")\n', encoding="utf-8")
+
+    def names(build=args.build):
+        return sorted(test["name"] for test in checks.listed_tests(build))
+
+    def plant(build=args.build):  # a list CTest never gave, kept under the right key
+        kept = build / checks.CTEST_LIST
+        kept.write_text(json.dumps(dict(json.loads(kept.read_text(encoding="utf-8")), tests=[{"name": "kept"}])),
+                        encoding="utf-8")
+
+    expect(names() == ["first", "second"], f"CTest's list of the hand-written folder is {names()}")
+    plant()
+    expect(names() == ["kept"], "the kept list is not used again while nothing CTest reads changed")
+    cases.write_text('add_test(first "true")\nadd_test(third "true")\n', encoding="utf-8")
+    expect(names() == ["first", "second", "third"], f"after a list of cases changed: {names()}")
+    plant()
+    sub.write_text('add_test(second "true")\nadd_test(fourth "true")\n', encoding="utf-8")
+    expect(names() == ["first", "fourth", "second", "third"], f"after a subfolder's test file changed: {names()}")
+    plant()
+    moved = args.build.with_name(args.build.name + "-moved")
+    shutil.rmtree(moved, ignore_errors=True)
+    shutil.copytree(args.build, moved)  # times kept, as cp -a keeps them
+    expect(names(moved) != ["kept"], "the list kept in a folder copied elsewhere is used there")
+    shutil.rmtree(moved)
+    print("Checked CTest's kept list against 4 changes.")
+
+
 SCENARIOS = {
+    "ctest-list": scenario_ctest_list,
     "path-free": scenario_path_free,
     "hint-sentences": scenario_hint_sentences,
     "code-size": scenario_code_size,

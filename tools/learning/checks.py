@@ -55,12 +55,52 @@ def list_cases(executable, spec=""):
     return cases
 
 
+CTEST_LIST = ".ctest-list.json"  # in the build folder: CTest's list of the checks, until a file it reads changes
+
+
+def ctest_inputs(build):
+    """What `ctest -N` reads in this build folder: its CTestTestfile.cmake, those of the folders it names
+    (subdirs) and every file they include (catch_discover_tests' lists of cases), each as [path, time,
+    size] ([path] where missing); with the build folder's own path, which the list's paths start with."""
+    files, seen, pending = [], set(), [build / "CTestTestfile.cmake"]
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            stat, text = path.stat(), path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            files.append([str(path)])
+            continue
+        files.append([str(path), stat.st_mtime_ns, stat.st_size])
+        for command, name in re.findall(r'\b(include|subdirs)\("([^"]+)"\)', text):
+            pending.append(path.parent / name / "CTestTestfile.cmake" if command == "subdirs" else path.parent / name)
+    return [str(build.resolve()), files]
+
+
+def listed_tests(build):
+    """The tests of `ctest -N --show-only=json-v1`, kept in CTEST_LIST with ctest_inputs() and used again
+    while none of those files changed: a regrade that links no test program again asks CTest nothing."""
+    key, cache_path = ctest_inputs(build), build / CTEST_LIST
+    try:
+        kept = json.loads(cache_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = {}
+    if kept.get("key") == key:
+        return kept["tests"]
+    shown = run_quietly(["ctest", "--test-dir", str(build), "-N", "--show-only=json-v1"])
+    tests = json.loads(shown.stdout or "{}").get("tests", [])
+    if shown.returncode == 0:
+        cache_path.write_text(json.dumps({"key": key, "tests": tests}, ensure_ascii=False), encoding="utf-8")
+    return tests
+
+
 def report_paths(build):
     """{(test file stem, case name): (CTest test name, the path of the XML report its Catch2 run writes)},
     and {test file stem: (the environment, the working folder)} that CTest runs its checks with."""
-    shown = run_quietly(["ctest", "--test-dir", str(build), "-N", "--show-only=json-v1"])
     paths, settings = {}, {}
-    for test in json.loads(shown.stdout or "{}").get("tests", []):
+    for test in listed_tests(build):
         stem, _colon, case = test["name"].partition(":")  # catch_discover_tests' TEST_PREFIX "stem: "
         for argument in test.get("command") or []:
             if argument.startswith("--out "):

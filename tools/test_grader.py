@@ -45,8 +45,9 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
   code-size      tools/learning's modules at most 400 lines, no function of it or of this
                  file over 60 lines (no build)
   ctest-list     CTest's list of the checks, kept in the build folder, is used again while no file
-                 CTest reads for it changed (a list of cases, a subfolder's test file) and the
-                 folder has not moved, and asked for again otherwise (no build)
+                 CTest reads for it changed (a list of cases, a subfolder's test file; one written
+                 again unchanged counts as unchanged) and the folder has not moved, and asked for
+                 again otherwise (no build)
   path-free      no compilation the grading build shares with the book's (the tests, the
                  presentation, the library) holds the book's folder in its definitions, which
                  ccache cannot make relative: a copy of the book would compile it again
@@ -742,6 +743,9 @@ def scenario_ctest_list(args):
     expect(names() == ["first", "second"], f"CTest's list of the hand-written folder is {names()}")
     plant()
     expect(names() == ["kept"], "the kept list is not used again while nothing CTest reads changed")
+    time.sleep(0.01)
+    top.write_text(top.read_text(encoding="utf-8"), encoding="utf-8")  # as CMake writes it when it configures
+    expect(names() == ["kept"], "the kept list is not used again after a file CTest reads was written unchanged")
     cases.write_text('add_test(first "true")\nadd_test(third "true")\n', encoding="utf-8")
     expect(names() == ["first", "second", "third"], f"after a list of cases changed: {names()}")
     plant()
@@ -753,7 +757,7 @@ def scenario_ctest_list(args):
     shutil.copytree(args.build, moved)  # times kept, as cp -a keeps them
     expect(names(moved) != ["kept"], "the list kept in a folder copied elsewhere is used there")
     shutil.rmtree(moved)
-    print("Checked CTest's kept list against 4 changes.")
+    print("Checked CTest's kept list against a file written again unchanged and 3 changes.")
 
 
 SCENARIOS = {

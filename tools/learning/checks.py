@@ -5,6 +5,7 @@ each Catch2 test case in a process of its own, with a time limit; Catch2 writes 
 for each (catch_discover_tests REPORTER xml in tools/learning/grading.cmake), and the grader
 reads the reports and their hints."""
 import concurrent.futures
+import hashlib
 import json
 import os
 import queue
@@ -60,8 +61,9 @@ CTEST_LIST = ".ctest-list.json"  # in the build folder: CTest's list of the chec
 
 def ctest_inputs(build):
     """What `ctest -N` reads in this build folder: its CTestTestfile.cmake, those of the folders it names
-    (subdirs) and every file they include (catch_discover_tests' lists of cases), each as [path, time,
-    size] ([path] where missing); with the build folder's own path, which the list's paths start with."""
+    (subdirs) and every file they include (catch_discover_tests' lists of cases), each as [path, SHA-256
+    of its bytes] ([path] where missing), by content, since CMake writes its test files again, unchanged,
+    whenever it configures; with the build folder's own path, which the list's paths start with."""
     files, seen, pending = [], set(), [build / "CTestTestfile.cmake"]
     while pending:
         path = pending.pop()
@@ -69,11 +71,12 @@ def ctest_inputs(build):
             continue
         seen.add(path)
         try:
-            stat, text = path.stat(), path.read_text(encoding="utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError:
             files.append([str(path)])
             continue
-        files.append([str(path), stat.st_mtime_ns, stat.st_size])
+        files.append([str(path), hashlib.sha256(data).hexdigest()])
+        text = data.decode("utf-8", errors="replace")
         for command, name in re.findall(r'\b(include|subdirs)\("([^"]+)"\)', text):
             pending.append(path.parent / name / "CTestTestfile.cmake" if command == "subdirs" else path.parent / name)
     return [str(build.resolve()), files]

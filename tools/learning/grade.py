@@ -10,8 +10,8 @@ from pathlib import Path
 
 from .book import BACKUP_FOLDER, NOT_IMPLEMENTED, SRC, LearnError, exercises, graded_chapters, relative
 from .build import BuildFailed, build_workspace
-from .checks import SLOW_FACTOR, SLOW_TAG, Check, grade_check, list_cases, report_paths, run_ctest, \
-    run_in_one_process
+from .checks import SLOW_FACTOR, SLOW_TAG, Check, grade_check, list_cases, listed_tests, report_paths, \
+    run_ctest, run_in_one_process
 from .sources import chapter_digest
 from .table import ChapterResult, print_table, save_results
 from .workspace import exercise_state, missing
@@ -91,8 +91,10 @@ def grade_chapters(args, workspace, build, graded, broken):
         print(f"Chapter(s) {', '.join(kept)}: nothing they run changed since the last grade; their results stand.")
     # A chapter without exercises of its own checks the book's steps alone: it always runs.
     started = written_chapters(workspace) | ({chapter.number for chapter in graded} - exercise_chapters())
-    fresh = run_chapters(build, [chapter for chapter in stale if together or chapter.number in started],
-                         args.timeout, args.jobs, together)
+    running = [chapter for chapter in stale if together or chapter.number in started]
+    fresh = run_chapters(build, running, args.timeout, args.jobs, together)
+    if not running:  # CTest's list of the checks, kept now for the grade after the learner's first edit
+        listed_tests(build)
     fresh.update({chapter.tests: not_started(build, chapter) for chapter in stale
                   if not together and chapter.number not in started})
     for stem, checks in fresh.items():

@@ -6,7 +6,8 @@ The grading scenarios share one workspace folder and one build folder, and write
 only when its content changes, so after the first scenario the others rebuild only what
 they changed, and rerun only the chapters whose steps changed. Scenarios:
 
-  stubs          untouched stubs: 0 points on every chapter, a table, a non-zero exit
+  stubs          untouched stubs: 0 points on every chapter, a table, a non-zero exit; what the
+                 learner's library compiles from names no path of the book's folder
   solutions      the reference solutions: full marks, exit 0, graded alone and together;
                  CTest in the grading build runs the learner's checks and nothing that needs
                  a chapter program
@@ -178,6 +179,7 @@ def scenario_stubs(args):
            f"the last line is \"{last_line(result.stdout)}\", expected \"0 passed, {total} failed\"")
     expect(book.NOT_IMPLEMENTED in result.stdout, "no hint names the function that is not implemented yet")
     expect("behind the book" not in result.stdout, "a workspace made by init is said to be behind the book")
+    check_grading_path_free(args)
     # One step of chapter 4 written: its checks run, and those that reach the other two steps'
     # stubs say which step is not implemented yet.
     write_workspace(args, solved=lambda exercise: exercise.name == "causal_mask")
@@ -187,6 +189,20 @@ def scenario_stubs(args):
            f"chapter 4 with causal_mask written: {points_got}/{possible} {status}, expected some points, failing")
     expect(re.search(rf"{book.NOT_IMPLEMENTED} (apply_mask|padding_mask), see chapter 4", partly.stdout) is not None,
            "chapter 4's failing checks do not name the step that is not implemented yet")
+
+
+def check_grading_path_free(args):
+    """What the learner's library compiles from (the grading sources and the header CMake writes for their
+    precompiled one) names no path of the book's folder: ccache's key holds their text, so a copy or a move
+    of the book would compile them all again (tools/learning/build.py, sources.py)."""
+    made = sorted((args.build / "sources").glob("*.cpp")) + \
+        sorted(args.build.glob("CMakeFiles/selfattention.dir/cmake_pch.hxx"))
+    expect(len(made) == len(exercise_files()) + 1,
+           f"{len(made)} grading sources and precompiled headers in {args.build}, expected {len(exercise_files()) + 1}")
+    for path in made:
+        expect(str(book.ROOT) not in path.read_text(encoding="utf-8"), f"{path} names the book's folder")
+    expect(any('"' + book.relative(args.workspace.resolve() / "scores.cpp") + '"' in path.read_text(encoding="utf-8")
+               for path in made), "no grading source names the learner's scores.cpp by its path in the book")
 
 
 def scenario_solutions(args):

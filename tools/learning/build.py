@@ -14,9 +14,25 @@ class BuildFailed(Exception):
         self.output = output
 
 
-def first_errors(output, limit=25):
-    """The compiler's (or CMake's) first errors, with their context lines, paths made relative."""
-    lines = output.replace(str(ROOT) + "/", "").splitlines()
+def book_paths(output, build):
+    """The compiler's output with each path in the book's folder relative to that folder, as the
+    learner sees it. With ccache's base folder (use_ccache()) the compiler is given, and names, paths
+    relative to the grading build (../../src/matrix.hpp, sources/scores.cpp); the learner's own lines
+    are already named from the book's folder (workspace/scores.cpp, tools/learning/sources.py)."""
+    def mapped(match):
+        path = match.group(0)
+        if not path.startswith("/"):
+            found = os.path.normpath(os.path.join(build, path))
+            if not path.startswith("../") and not os.path.exists(found):
+                return path  # not a path relative to the build (workspace/scores.cpp)
+            path = found
+        return relative(path)
+    return re.sub(r"(?<![\w.+/-])(?:/|\.\./|[\w.+-]+/)[\w.+/-]*[\w+-](?=[:\s'\"),]|$)", mapped, output, flags=re.M)
+
+
+def first_errors(output, build, limit=25):
+    """The compiler's (or CMake's) first errors, with their context lines, paths made relative to the book's folder."""
+    lines = book_paths(output, build).splitlines()
     picked = []
     for index, line in enumerate(lines):
         if re.search(r"(: error:|: fatal error:|undefined reference|CMake Error|No rule to make target)", line):
@@ -41,7 +57,10 @@ def use_ccache():
     tests the book's own build compiled, compile from its cache."""
     if not shutil.which("ccache"):
         return False
-    os.environ.pop("CCACHE_BASEDIR", None)  # messages keep the full paths the grader maps back
+    # Paths in the book's folder, relative on the compiler's command line: a copy or a move of the book
+    # finds what the original compiled (the grading sources name no path either); first_errors() shows
+    # the compiler's messages with paths from the book's folder.
+    os.environ["CCACHE_BASEDIR"] = str(ROOT)
     os.environ["CCACHE_NOHASHDIR"] = "1"  # the same test compiled in build/ and in build/grade/ is one entry
     os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros")  # the library's precompiled headers
     # ...whose checksum tools/learning/ccache_pch.sh writes beside them: ccache hashes it in their place.
@@ -106,8 +125,8 @@ def build_workspace(workspace, build, targets, jobs):
         result = run_quietly(["cmake", "--build", str(build), "--parallel", str(jobs), "--target", *targets])
         if result.returncode == 0:
             return broken, errors
-        errors = errors or first_errors(result.stdout)
+        errors = errors or first_errors(result.stdout, build)
         failed = failed_files(result.stdout, broken)
         if not failed:
-            raise BuildFailed("the build failed", errors if broken else first_errors(result.stdout))
+            raise BuildFailed("the build failed", errors if broken else first_errors(result.stdout, build))
         broken += failed

@@ -11,8 +11,9 @@
 # ../tests/ch02_scores.cpp, so this runs the compiler in the book's build folder. The two paths
 # Ninja gives relative to the grading build (the object and its dependency file) are made absolute
 # first; the dependency file's paths, relative to the book's build once written, are made absolute
-# after, for Ninja reads them from the grading build. The learner's own steps do not come here:
-# their compiler messages keep the full paths that tools/learn maps back to the workspace.
+# after, for Ninja reads them from the grading build. The learner's own steps do not come here: the
+# book compiles none of them; they compile in the grading build, with the same CCACHE_BASEDIR
+# (tools/learning/build.py), so a copy of the book finds those of the original's grades too.
 set -euo pipefail
 book_build=$1
 shift

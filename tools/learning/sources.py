@@ -8,11 +8,13 @@ BOOK_GRADE_CHAPTER=written the learner's code where written and the book's for t
 (`run`). Each file is compiled once, whichever chapter is graded.
 
 The learner's lines keep their own file and line numbers (#line), so a compiler error names
-workspace/scores.cpp and the line the learner wrote."""
+workspace/scores.cpp and the line the learner wrote. Those names are relative to the book's folder
+(where it holds the file): a grading source holds no path of the machine, so a copy or a move of
+the book compiles the same text, which ccache finds (tools/learning/build.py)."""
 import hashlib
 import pathlib
 
-from .book import SRC, exercise_files, markers, write_if_changed
+from .book import SRC, exercise_files, markers, relative, write_if_changed
 from .workspace import is_stub, learner_body, read_lines
 
 SWITCH = """// Made by tools/learn from src/{name} and your workspace/{name}; it is rewritten at each grade.
@@ -78,7 +80,7 @@ def learner_includes(lines, book_lines, workspace_path):
 def dual_text(name, parts, lines, workspace_path, stubbed=False):
     """The grading source of one book file. `stubbed`: the learner's file did not compile, so
     its steps stand as stubs."""
-    book_path = SRC / name
+    book_path = relative(SRC / name)
     book_lines = [part for part in parts if isinstance(part, str)]
     out = [SWITCH.format(name=name), *learner_includes(None if stubbed else lines, book_lines, workspace_path),
            f'#line 1 "{book_path}"\n']
@@ -107,7 +109,7 @@ def write_sources(workspace, sources, stubbed=()):
     for name, parts in exercise_files().items():
         path = workspace / name
         lines = read_lines(path)
-        text = dual_text(name, parts, lines, path.resolve(), stubbed=name in stubbed)
+        text = dual_text(name, parts, lines, relative(path.resolve()), stubbed=name in stubbed)
         write_if_changed(sources / name, text)
         digests[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return digests

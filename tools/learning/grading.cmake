@@ -89,8 +89,7 @@ function(book_grading_test test_name test_source)
   add_executable(${target} "${test_source}")
   target_link_libraries(${target} PRIVATE book-test-memory selfattention-present Catch2::Catch2WithMain Eigen3::Eigen
                                           LibXml2::LibXml2)
-  # Catch2 shows a failed check's matrices as the book prints them, never as {?}.
-  target_compile_options(${target} PRIVATE -include "${CMAKE_SOURCE_DIR}/tests/catch_matrix.hpp")
+  target_compile_options(${target} PRIVATE ${book_test_options})  # as in the book's build (CMakeLists.txt)
   book_compiled_as_in_the_book(${target})
   # Each case writes Catch2's XML report, which tools/learn reads; --warn NoTests: a CTest
   # test whose filter selects no test case fails instead of passing.

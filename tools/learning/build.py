@@ -68,6 +68,15 @@ def use_ccache():
     return True
 
 
+def book_test_debug_info():
+    """The test programs' debug information in the book's own build (BOOK_TEST_DEBUG_INFO, -g1 unless
+    it was configured with another), for the grading build to compile the tests alike."""
+    cache = DEFAULT_BOOK_BUILD / "CMakeCache.txt"
+    found = re.search(r"^BOOK_TEST_DEBUG_INFO:\w+=(.*)$", cache.read_text(encoding="utf-8", errors="replace"),
+                      re.M) if cache.exists() else None
+    return found.group(1) if found else "-g1"
+
+
 def same_folder(path, folder):
     """Whether `path` is `folder` itself (through any symbolic link), not a folder elsewhere."""
     try:
@@ -78,7 +87,7 @@ def same_folder(path, folder):
 
 def configure(sources, build, first_time="the first build compiles the tests, which takes a while"):
     """Configure a build of the library from `sources` once; CMake notices later changes itself."""
-    wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()))
+    wanted = dict(GRADE_SETTINGS, BOOK_WORKSPACE=str(sources.resolve()), BOOK_TEST_DEBUG_INFO=book_test_debug_info())
     if use_ccache():
         wanted["CMAKE_CXX_COMPILER_LAUNCHER"] = "ccache"
         wanted["BOOK_OWN_BUILD"] = str(DEFAULT_BOOK_BUILD.resolve())

@@ -80,6 +80,7 @@ class Shared:
         self.css_imports = []  # what the book's style sheets @import, relative to the sheet
         self.figures = set()  # the SVG figures the pages show
         self.desktop_queue = []  # the pages still to check at desktop width, the largest first
+        self.in_place = set()  # the pages checked at phone width as they are open at desktop width (run_checks())
         self.helper_done = threading.Event()  # set when the phone pass takes no more desktop pages
         self.axe_requests = set()  # paths that axe-core asked for itself (css_imports resolved against a page)
         self.page_seconds = {}  # (page, "pass: part"): seconds spent, for --profile
@@ -148,7 +149,8 @@ class CheckCore:
                       "screenshots": [], "failures": 0}
 
     def end_visit(self, width, page):
-        """The page's check ends: its last log entries, and the cache keeps it if it passed."""
+        """The page's check ends: its last log entries, and the cache keeps it if it passed (at `width`, or at
+        each of a tuple of widths, for a page checked at both in one load)."""
         self.drain_logs(page, settle=True)
         self.lap(page, "logs")
         with self.shared.lock:  # axe-core's own requests for @import addresses are no file of the page's
@@ -156,7 +158,8 @@ class CheckCore:
         # A file it asked for that is missing fails the check at the end, outside the page: not kept either.
         if self.visit["failures"] == 0 and time.monotonic() < self.deadline and \
                 all(os.path.isfile(path) for path in self.visit["files"]):
-            self.shared.cache.passed(width, page, self.visit)
+            for each in width if isinstance(width, tuple) else (width,):
+                self.shared.cache.passed(each, page, self.visit)
         self.visit = None
 
     def passed_before(self, width, page):

@@ -4,8 +4,8 @@ At 1280 pixels (check_desktop_width): the math is typeset, every image and <obje
 every link leads to a page of the book, no listing is cut off or covered by its copy button; the
 axe-core audit of the page as it opened (check_accessibility, with --axe); headings without a raw
 underscore, solutions folded until the reader opens them, the front page's first paragraph
-(check_shape). At 390 pixels (check_phone_width): nothing runs off the screen, and listings and math
-are not cut off. Once a run, at the end of the desktop pass: every SVG figure on its own
+(check_shape). At 390 pixels (check_phone_layout, on a page opened at that width by check_phone_width or
+switched to it in place): nothing runs off the screen, and listings and math are not cut off. Once a run, at the end of the desktop pass: every SVG figure on its own
 (check_figures), the book's index.html (check_front_door) and its search (check_search).
 """
 import os
@@ -123,22 +123,29 @@ class PageChecks(CheckCore):
             self.fail(page, "the chapter shows no listing before a click (the chapter program must stay visible)")
 
     def check_phone_width(self, page, address=None):
-        """The open page's width checks at 390 pixels; returns what open() said, or None if it did not load."""
+        """The page opened at 390 pixels and its width checks; returns what open() said, or None if it did not load."""
         try:
             opened = self.open(page, address)
             self.lap(page, "load")
-            culprits = self.driver.execute_script(TOO_WIDE)
         except (TimeoutException, WebDriverException) as error:
             self.fail(page, f"the page did not load at {PHONE} px: {str(error).splitlines()[0]}")
             return None
-        if culprits:
-            self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
-        for problem in self.driver.execute_script(CODE_LAYOUT, True):
-            self.fail(page, f"at {PHONE} px, {problem}")
-        for problem in self.driver.execute_script(MATH_CLIPPED) + self.driver.execute_script(HANGING_INDENT):
-            self.fail(page, f"at {PHONE} px, {problem}")
-        self.lap(page, "page checks")
+        self.check_phone_layout(page)
         return opened
+
+    def check_phone_layout(self, page):
+        """The open page at 390 pixels: nothing runs off the screen, no listing or formula is cut off."""
+        try:
+            culprits = self.driver.execute_script(TOO_WIDE)
+            if culprits:
+                self.fail(page, f"content runs off a {PHONE}-pixel phone screen: {'; '.join(culprits)}")
+            for problem in self.driver.execute_script(CODE_LAYOUT, True):
+                self.fail(page, f"at {PHONE} px, {problem}")
+            for problem in self.driver.execute_script(MATH_CLIPPED) + self.driver.execute_script(HANGING_INDENT):
+                self.fail(page, f"at {PHONE} px, {problem}")
+        except (TimeoutException, WebDriverException) as error:
+            self.fail(page, f"the page could not be checked at {PHONE} px: {str(error).splitlines()[0]}")
+        self.lap(page, "page checks")
 
     def check_front_door(self):
         """The book's own index.html, at the top of its folder, leads to the front page."""

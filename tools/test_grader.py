@@ -28,7 +28,8 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
                  the endless loop is named while grading goes on, and stopped within seconds
   compile-error  a syntax error in scores.cpp: the compiler's error is shown with the
                  learner's file and line, the chapters of scores.cpp's steps fail, every
-                 other chapter passes, nothing crashes
+                 other chapter passes, nothing crashes; the compiler's paths are shown from
+                 the book's folder
   run-mixed      run a chapter program with only some steps written: the stubs run the
                  book's version, the learner's own step runs as written, and a difference
                  from the book's output is shown line by line with a non-zero exit
@@ -71,6 +72,7 @@ from xml.etree import ElementTree
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from learning import book, checks, hints, points, run, workspace  # noqa: E402
+from learning import build as learning_build  # noqa: E402
 from learning import table as results  # noqa: E402
 from learning.book import exercise_files, graded_chapters, markers, write_if_changed  # noqa: E402
 
@@ -409,6 +411,26 @@ def scenario_compile_error(args):
     expect(re.search(r"^workspace/scores\.cpp:\d+:\d+: error:|/scores\.cpp:\d+:\d+: error:", result.stdout, re.M)
            is not None and "sources/scores.cpp" not in result.stdout,
            "a compile error is not shown at the learner's own file and line")
+    check_compiler_paths(args)
+
+
+def check_compiler_paths(args):
+    """The compiler's messages name paths relative to the grading build, where it runs with ccache's base folder;
+    the learner sees each path in the book's folder from that folder, and any other path as it was."""
+    build = args.build.resolve()
+    below = book.relative(build) != str(build)  # a grading build in the book's folder, as tools/learn makes it
+    up = "/".join([".."] * len(Path(book.relative(build)).parts)) if below else ""
+    said = [(f"{up}/src/matrix.hpp:56:5: note: candidate: 'sa::Matrix::Matrix(std::size_t, std::size_t, double)'",
+             "src/matrix.hpp:56:5: note: candidate: 'sa::Matrix::Matrix(std::size_t, std::size_t, double)'"),
+            (f"{book.ROOT}/src/scores.cpp:40:1: note: in 'a/b' and 'operator/'",
+             "src/scores.cpp:40:1: note: in 'a/b' and 'operator/'"),
+            ("workspace/scores.cpp:14:55: error: no matching function", "workspace/scores.cpp:14:55: error: no matching function"),
+            ("/usr/include/c++/12/bits/stl_vector.h:5: note: here", "/usr/include/c++/12/bits/stl_vector.h:5: note: here")]
+    if below and (build / "sources" / "scores.cpp").exists():
+        said.append(("sources/scores.cpp:3: error: x", f"{book.relative(build)}/sources/scores.cpp:3: error: x"))
+    for line, shown in said[0 if below else 1:]:
+        got = learning_build.book_paths(line, build)
+        expect(got == shown, f"the compiler's {line!r} is shown as {got!r}, expected {shown!r}")
 
 
 def scenario_init_keeps_work(args):

@@ -13,9 +13,10 @@
 # changed, and always the figures, the search and the front door. A page that failed is
 # never kept. `tools/browser/browser_test.py ... --no-cache` checks every page.
 if(BOOK_DOCS AND NOT BOOK_WORKSPACE)
-  # Not alone, though its two browsers keep both cores busy (alone on the quiet 2-core machine, with
-  # --no-cache: 178 to 194 s of wall time and 344 to 372 s of the machine's CPU time, most of it the
-  # browsers'), so that the grader's chain and the short tests share the cores with it.
+  # Not alone, though its two browsers keep both cores busy (alone on the 2-core machine, with
+  # --no-cache: 134.8 to 151.4 s of wall time on 7 December, 178 to 194 s on an earlier, quieter one
+  # when every page loaded at both widths; the contributor's guide has each measurement), so that
+  # the grader's chain and the short tests share the cores with it.
   # CTest starts the costliest tests first: with the suite's highest COST it runs at the start, beside
   # the grader's chain (COST 500), and the short tests fill the gaps.
   book_test(NAME browser.book LABELS "browser" PROPERTIES TIMEOUT 720 COST 1000

@@ -61,6 +61,7 @@ import contextlib
 import difflib
 import io
 import json
+import os
 import re
 import shlex
 import shutil
@@ -419,7 +420,7 @@ def check_compiler_paths(args):
     the learner sees each path in the book's folder from that folder, and any other path as it was."""
     build = args.build.resolve()
     below = book.relative(build) != str(build)  # a grading build in the book's folder, as tools/learn makes it
-    up = "/".join([".."] * len(Path(book.relative(build)).parts)) if below else ""
+    up = os.path.relpath(book.ROOT, build)
     said = [(f"{up}/src/matrix.hpp:56:5: note: candidate: 'sa::Matrix::Matrix(std::size_t, std::size_t, double)'",
              "src/matrix.hpp:56:5: note: candidate: 'sa::Matrix::Matrix(std::size_t, std::size_t, double)'"),
             (f"{book.ROOT}/src/scores.cpp:40:1: note: in 'a/b' and 'operator/'",

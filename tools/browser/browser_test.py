@@ -126,9 +126,9 @@ class Check(PageChecks, PanelChecks, ExplorerChecks, Screenshots):
         if panel is not None and page in self.shared.in_place and not self.passed_before("phone", page):
             with self.phone_width():
                 self.check_phone_layout(page)
-            self.end_visit(("desktop", "phone"), page)
+            self.end_visit(page, "desktop", "phone")
         else:
-            self.end_visit("desktop", page)
+            self.end_visit(page, "desktop")
 
     def check_phone_page(self, page):
         """At 390 pixels, the page fits. A page with a panel is opened from file://, and its panel is checked
@@ -154,7 +154,7 @@ class Check(PageChecks, PanelChecks, ExplorerChecks, Screenshots):
                 self.lap(page, "stepper")
             if opened is not None:
                 self.screenshots_of(page, phone=True)
-            self.end_visit("phone", page)
+            self.end_visit(page, "phone")
         finally:
             self.file_mode = False
 

@@ -148,9 +148,9 @@ class CheckCore:
         self.visit = {"files": {os.path.join(self.book, page)}, "links": set(), "figures": set(),
                       "screenshots": [], "failures": 0}
 
-    def end_visit(self, width, page):
-        """The page's check ends: its last log entries, and the cache keeps it if it passed (at `width`, or at
-        each of a tuple of widths, for a page checked at both in one load)."""
+    def end_visit(self, page, *widths):
+        """The page's check ends: its last log entries, and the cache keeps it if it passed, at each of the
+        widths it was checked at (both, for a page checked at both in one load)."""
         self.drain_logs(page, settle=True)
         self.lap(page, "logs")
         with self.shared.lock:  # axe-core's own requests for @import addresses are no file of the page's
@@ -158,8 +158,8 @@ class CheckCore:
         # A file it asked for that is missing fails the check at the end, outside the page: not kept either.
         if self.visit["failures"] == 0 and time.monotonic() < self.deadline and \
                 all(os.path.isfile(path) for path in self.visit["files"]):
-            for each in width if isinstance(width, tuple) else (width,):
-                self.shared.cache.passed(each, page, self.visit)
+            for width in widths:
+                self.shared.cache.passed(width, page, self.visit)
         self.visit = None
 
     def passed_before(self, width, page):

@@ -4,9 +4,10 @@ At 1280 pixels (check_desktop_width): the math is typeset, every image and <obje
 every link leads to a page of the book, no listing is cut off or covered by its copy button; the
 axe-core audit of the page as it opened (check_accessibility, with --axe); headings without a raw
 underscore, solutions folded until the reader opens them, the front page's first paragraph
-(check_shape). At 390 pixels (check_phone_layout, on a page opened at that width by check_phone_width or
-switched to it in place): nothing runs off the screen, and listings and math are not cut off. Once a run, at the end of the desktop pass: every SVG figure on its own
-(check_figures), the book's index.html (check_front_door) and its search (check_search).
+(check_shape). At 390 pixels (check_phone_layout, on a page opened at that width by check_phone_width
+or switched to it in place): nothing runs off the screen, and listings and math are not cut off. Once a
+run, at the end of the desktop pass: every SVG figure on its own (check_figures), the book's index.html
+(check_front_door) and its search (check_search).
 """
 import os
 import urllib.parse

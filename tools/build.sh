@@ -26,6 +26,10 @@ export CCACHE_NOHASHDIR=1
 # made relative to the build folder, so a copy or a move of the book (its build with it) takes what
 # the original compiled. The grading build compiles the same files the same way (tools/learning/ccache_book.sh).
 export CCACHE_BASEDIR="$root"
+# ...and a compilation it has not seen runs the compiler once: in its depend mode ccache keys the
+# result on the dependency file the compiler writes anyway (-MD), where by default it first runs the
+# preprocessor to key it on the preprocessed text. A first build is nearly all such compilations.
+export CCACHE_DEPEND=1
 cmake -S "$root" -B "$build" "${options[@]}" -DBOOK_DOCS=ON -DBOOK_WERROR=ON >/dev/null
 # The build's own lines go to build.log; when it fails, its last lines say why.
 if ! cmake --build "$build" --parallel "$(nproc)" > "$build/build.log" 2>&1; then

@@ -31,9 +31,11 @@ build="$(cd "$build" && pwd)"
 flags=(-std=c++20 -O1 -g -fopenmp -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -Wall -Wextra -Wpedantic -Werror -I "$root/src" -I "$root/src/present")
 # Each source compiles to an object of its own, through ccache where installed, so a build
-# folder made afresh (or a source that changed back) costs a link, not a compilation.
+# folder made afresh (or a source that changed back) costs a link, not a compilation. With the
+# dependency file (-MD), a new compilation runs the compiler once: ccache's depend mode keys it on
+# that file instead of running the preprocessor first (tools/build.sh).
 launcher=()
-command -v ccache >/dev/null && launcher=(env CCACHE_NOHASHDIR=1 ccache)
+command -v ccache >/dev/null && launcher=(env CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1 ccache)
 # fuzzer_build OUTPUT SOURCE...: compile the sources that changed, then link OUTPUT.
 fuzzer_build() {
   local output=$1 objects=() source object
@@ -47,7 +49,7 @@ fuzzer_build() {
   mkdir -p "$build/objects"
   for source in "$@"; do
     object="$build/objects/$(basename "$output")-$(basename "${source%.cpp}").o"
-    "${launcher[@]}" "$compiler" "${flags[@]}" -c "$source" -o "$object"
+    "${launcher[@]}" "$compiler" "${flags[@]}" -MD -c "$source" -o "$object"
     objects+=("$object")
   done
   "$compiler" "${flags[@]}" "${objects[@]}" -lfmt -o "$output"

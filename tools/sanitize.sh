@@ -18,6 +18,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 options=()
 [[ -f "$build/CMakeCache.txt" ]] || options+=(-G Ninja)
 command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+export CCACHE_DEPEND=1  # a new compilation runs the compiler once, not the preprocessor first (tools/build.sh)
 # -g1: line tables and function names, all a sanitizer's report prints (each frame's function,
 # file and line), without the variables' debug information, which a report never reads: the
 # Catch2 tests' instrumented code compiles a quarter faster (chapter 9's tests 25 s -> 18 s).

@@ -62,6 +62,7 @@ def use_ccache():
     # the compiler's messages with paths from the book's folder.
     os.environ["CCACHE_BASEDIR"] = str(ROOT)
     os.environ["CCACHE_NOHASHDIR"] = "1"  # the same test compiled in build/ and in build/grade/ is one entry
+    os.environ["CCACHE_DEPEND"] = "1"  # as in the book's build (tools/build.sh): a new compilation runs once
     os.environ.setdefault("CCACHE_SLOPPINESS", "pch_defines,time_macros")  # the library's precompiled headers
     # ...whose checksum tools/learning/ccache_pch.sh writes beside them: ccache hashes it in their place.
     os.environ.setdefault("CCACHE_PCH_EXTSUM", "1")

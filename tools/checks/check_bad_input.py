@@ -17,6 +17,7 @@ refuses with one line that blames none of the options the reader did not give.
 """
 import argparse
 import os
+import re
 import resource
 import shutil
 import signal
@@ -192,6 +193,23 @@ def check_change(program, what, arguments, given):
     return problems
 
 
+def check_changes(program, usage):
+    """Run CHANGES, print a line for each; returns how many failed."""
+    change_failures = 0
+    # Chapter 19's held-out windows read the saved model, not the reader's numbers, and take seconds
+    # (3.9 of the check's 4.1 s): the changes run without them, as check_valid_input.py's grid does.
+    skip = ["--windows", "0"] if re.search(r"^  --windows N .*\(0 skips them\)", usage, re.M) else []
+    for what, arguments, given in CHANGES:
+        problems = check_change(program, what, arguments + skip, given)
+        if problems:
+            change_failures += 1
+            print(f"FAIL {what} ({' '.join(arguments)}): " + "; ".join(problems))
+        else:
+            print(f"ok   {what}")
+    print(f"{len(CHANGES) - change_failures} of {len(CHANGES)} changes that need new defaults handled")
+    return change_failures
+
+
 def cpu_limit(seconds):
     """For a child process: killed (SIGXCPU, then SIGKILL) past `seconds` of CPU time."""
     return lambda: resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds + 1))
@@ -279,15 +297,7 @@ def main():
                   f"stdout begins {run.stdout[:40]!r}; expected the usage on stdout and status 0")
         else:
             print(f"ok   {' '.join(arguments)}: the usage on stdout, status 0")
-    change_failures = 0
-    for what, arguments, given in CHANGES:
-        problems = check_change(args.program, what, arguments, given)
-        if problems:
-            change_failures += 1
-            print(f"FAIL {what} ({' '.join(arguments)}): " + "; ".join(problems))
-        else:
-            print(f"ok   {what}")
-    print(f"{len(CHANGES) - change_failures} of {len(CHANGES)} changes that need new defaults handled")
+    change_failures = check_changes(args.program, usage)
     return 1 if failures or change_failures else 0
 
 

@@ -24,7 +24,8 @@ file(COPY "${BOOK_FAST_FLOAT_INCLUDE}/fast_float" DESTINATION "${playground_dir}
 
 # Debian's emscripten runs on Debian's Node.js modules; NODE_PATH finds them when the
 # node on PATH is another one.
-set(emxx "${CMAKE_COMMAND}" -E env "NODE_PATH=/usr/share/nodejs" "${BOOK_EMXX}")
+set(emscripten_env "${CMAKE_COMMAND}" -E env "NODE_PATH=/usr/share/nodejs")
+set(emxx ${emscripten_env} "${BOOK_EMXX}")
 # -fwasm-exceptions: WebAssembly's own exceptions, which the browser unwinds itself. Without
 # exceptions a thrown sa::UsageError escapes as a bare number; with emscripten's default
 # (-fexceptions, done in JavaScript) every call that may throw goes out to JavaScript and
@@ -59,7 +60,7 @@ execute_process(COMMAND ${emxx} ${playground_flags} --cflags OUTPUT_VARIABLE pla
 get_filename_component(emscripten_bin "${BOOK_EMXX}" DIRECTORY)
 find_program(BOOK_EM_CONFIG em-config HINTS "${emscripten_bin}")
 foreach(setting LLVM_ROOT CLANG_ADD_VERSION)
-  execute_process(COMMAND "${CMAKE_COMMAND}" -E env "NODE_PATH=/usr/share/nodejs" "${BOOK_EM_CONFIG}" ${setting}
+  execute_process(COMMAND ${emscripten_env} "${BOOK_EM_CONFIG}" ${setting}
                   OUTPUT_VARIABLE emscripten_${setting} RESULT_VARIABLE config_status OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT config_status EQUAL 0)
     set(cflags_status 1)

@@ -203,7 +203,7 @@ def check_changes(program, usage):
         problems = check_change(program, what, arguments + skip, given)
         if problems:
             change_failures += 1
-            print(f"FAIL {what} ({' '.join(arguments)}): " + "; ".join(problems))
+            print(f"FAIL {what} ({' '.join(arguments + skip)}): " + "; ".join(problems))
         else:
             print(f"ok   {what}")
     print(f"{len(CHANGES) - change_failures} of {len(CHANGES)} changes that need new defaults handled")

@@ -1,51 +1,21 @@
 /// \file circuits.hpp
-/// \brief Chapter 15: reading a circuit out of a trained model. Two scores of a head's attention
-///        weights (the previous-token score, the induction score), the test sequences they are
-///        measured on (random letters repeated once), the training mix that teaches copying, and
-///        the ablation that zeroes one head's output in the forward pass.
+/// \brief Chapter 15: reading a circuit out of a trained model. The test sequences a head's scores
+///        (head_scores.hpp) are measured on (random letters repeated once), the training mix that
+///        teaches copying, the model with one head ablated (head_ablation.hpp) or one path cut, and
+///        the circuits read from the weights.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
 #include "char_text.hpp"
+#include "head_ablation.hpp"
+#include "head_scores.hpp"
 #include "language_model.hpp"
 #include "matrix.hpp"
 #include "random.hpp"
 
 namespace sa {
-
-/// \brief How much a head looks at the character just before: the mean over rows i = 1 … n−1 of
-///        \f$ A_{i, i-1} \f$.
-///
-/// Row 0 has no previous character and is left out. A head that puts all its weight on the
-/// previous character scores 1; a uniform causal head (\f$ A_{ij} = 1/(i+1) \f$) scores the mean
-/// of \f$ 1/(i+1) \f$ over i = 1 … n−1.
-/// \param weights a head's attention weights on one window, n×n, n at least 2
-/// \return the score, from 0 to 1
-/// \throws std::invalid_argument if the matrix is not square or has fewer than 2 rows
-[[nodiscard]] double previous_token_score(const Matrix& weights);
-
-/// \brief How much a head looks k characters back: the mean over rows i = k … n−1 of
-///        \f$ A_{i, i-k} \f$. previous_token_score() is offset 1.
-/// \param weights a head's attention weights on one window, n×n
-/// \param offset k, from 1 to n − 1
-/// \return the score, from 0 to 1
-/// \throws std::invalid_argument if the matrix is not square or the offset does not fit
-[[nodiscard]] double offset_score(const Matrix& weights, std::size_t offset);
-
-/// \brief How much a head looks, in the second copy of a repeated sequence, at the place just after
-///        the current character's first occurrence: the mean over rows i = period … n−1 of
-///        \f$ A_{i,\, i - \text{period} + 1} \f$.
-///
-/// In a sequence that repeats with that period, row i's character first occurred at i − period;
-/// the character after it, at i − period + 1, is the one that comes next again. A perfect
-/// induction head scores 1.
-/// \param weights a head's attention weights on one window, n×n
-/// \param period the length of the repeated part, at least 1 and below n
-/// \return the score, from 0 to 1
-/// \throws std::invalid_argument if the matrix is not square or the period does not fit
-[[nodiscard]] double induction_score(const Matrix& weights, std::size_t period);
 
 /// \brief The tokens of a vocabulary's letters, A–Z and a–z, in byte order.
 /// \param vocabulary the vocabulary
@@ -151,20 +121,6 @@ struct HeadAblation {
 /// \throws std::invalid_argument if the layer or head does not exist, or its query heads share key/value heads
 [[nodiscard]] std::vector<double> mean_head_output(const LanguageModel& model, const Batch& batch, std::size_t layer,
                                                    std::size_t head);
-
-/// \brief One layer with one head's output zeroed: \f$ Y = X + C' W_O \f$, where C' is C with
-///        the head's d/h columns set to 0. Every other head's columns of C are computed exactly as
-///        by layer_forward(), so they are the same bit for bit.
-/// \param layer the layer's matrices
-/// \param input X, N×d
-/// \param heads h
-/// \param window the rows of each window
-/// \param head the head to zero, below h
-/// \param trace where to keep the layer's work (its joined holds C'); may be null
-/// \return Y, N×d
-/// \throws std::invalid_argument if the head is not below h
-[[nodiscard]] Matrix ablated_layer_forward(const AttentionLayer& layer, const Matrix& input, std::size_t heads,
-                                           std::size_t window, std::size_t head, LayerTrace* trace);
 
 /// \brief forward() with one head's output zeroed in its layer, or replaced by ablation.replacement
 ///        at every position (\f$ Y = X + C'' W_O \f$, C'' holding the replacement in the head's

@@ -4,11 +4,11 @@
 # a learner who starts at chapter 9 gets its full points and a NaN bug in softmax costs
 # chapter 5 alone, an old workspace gets the stubs it lacks with its code kept byte for byte,
 # hints name matrices and tokens, crashes, endless loops and compile errors fail only what
-# they reach, init keeps the learner's work, run shows where the output differs, the points
-# table in docs/how-to-use.rst matches the tests, one module reads the exercise markers, the
-# programs of chapters 14 to 16 run on the learner's code, an exercise's check demands no wording
-# its documentation does not give, and the grader's code fits on a screen (tools/test_grader.py
-# lists the scenarios).
+# they reach, init keeps the learner's work (and moves it with a step the book moved to another
+# file), run shows where the output differs, the points table in docs/how-to-use.rst matches the
+# tests, one module reads the exercise markers, the programs of chapters 14 to 16 run on the
+# learner's code, an exercise's check demands no wording its documentation does not give, and the
+# grader's code fits on a screen (tools/test_grader.py lists the scenarios).
 # The grading scenarios share one workspace and one build folder (the first one builds
 # the tests, the others rebuild only what they change and rerun only the chapters whose
 # steps changed), so they never run at the same time.
@@ -38,7 +38,7 @@ book_test(NAME grader.path-free LABELS grader  # no build
           COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" path-free
                   --workspace "${grader_dir}/path-free-workspace" --build "${grader_dir}/path-free-build"
                   --book-build "${CMAKE_BINARY_DIR}")
-foreach(scenario IN ITEMS init-keeps-work hint-sentences code-size error-wording ctest-list)  # no build
+foreach(scenario IN ITEMS init-keeps-work moved-step hint-sentences code-size error-wording ctest-list)  # no build
   book_test(NAME grader.${scenario} LABELS grader
             COMMAND "${BOOK_PYTHON}" "${CMAKE_SOURCE_DIR}/tools/test_grader.py" ${scenario}
                     --workspace "${grader_dir}/${scenario}-workspace" --build "${grader_dir}/${scenario}-build")

@@ -42,6 +42,9 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
                  exercise's documentation (the API page), a shape as "X is R×C" where it says
                  the message names the shapes (no build)
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub (no build)
+  moved-step     a workspace made before chapter 17's layouts moved to src/ring_layout.cpp: init moves
+                 the learner's code of them, and an #include they added, into the new file, and leaves
+                 the old file as it was (no build)
   hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
                  (no build)
   code-size      tools/learning's modules at most 400 lines, no function of it or of this
@@ -321,8 +324,9 @@ def with_presentation_include(text):
 def write_old_workspace(args):
     """The reference solutions of the chapters before OLD_CHAPTER, as a learner had them then."""
     old = lambda exercise: exercise.chapter < OLD_CHAPTER  # noqa: E731
+    for path in args.workspace.glob("*.cpp"):  # the earlier scenarios' files, of the book's files then too
+        path.unlink()
     for name, parts in exercise_files().items():
-        (args.workspace / name).unlink(missing_ok=True)
         kept = {exercise.name for exercise, _body in markers.regions(parts) if old(exercise)}
         if kept:
             text = with_presentation_include(old_whole_file(parts, old)) if name == OLD_FORM_FILE else \
@@ -466,6 +470,49 @@ def scenario_init_keeps_work(args):
            "reset of an unknown exercise does not fail with a clear message")
 
 
+# A step the book moved to another file: chapter 17's layouts left src/ring_attention.cpp for
+# src/ring_layout.cpp, and a workspace made before holds the learner's code of them in ring_attention.cpp.
+MOVED_FROM, MOVED_TO = "ring_attention.cpp", "ring_layout.cpp"
+
+
+def scenario_moved_step(args):
+    """init moves the learner's code of a step the book moved, with the #include the learner added, into
+    the step's new file; the old file is left byte for byte; a second init changes nothing."""
+    folder = args.workspace
+    expect(MOVED_FROM not in exercise_files() and MOVED_TO in exercise_files(),
+           f"src/{MOVED_FROM} has exercises again or src/{MOVED_TO} has none; update this scenario")
+    first = run_learn(args, "init")
+    expect(first.returncode == 0, f"init exited with {first.returncode}")
+    parts = exercise_files()[MOVED_TO]
+    moved = [exercise.name for exercise, _body in markers.regions(parts)]
+    # The learner's file as init made it before the move: the steps solved, a line of their own in each,
+    # and an #include they added.
+    old = workspace.file_text(MOVED_TO, parts, solved=True).replace(MOVED_TO, MOVED_FROM)
+    for exercise, _body in markers.regions(parts):
+        old = old.replace(exercise.end_line(), f"{exercise.indent}// my own line\n{exercise.end_line()}")
+    old = re.sub(r"^#include", "#include <deque>  // mine\n#include", old, count=1, flags=re.M)
+    (folder / MOVED_FROM).write_text(old, encoding="utf-8")
+    (folder / MOVED_TO).unlink()
+    second = run_learn(args, "init")
+    expect(second.returncode == 0, f"init (after the move) exited with {second.returncode}")
+    said = re.search(rf"^  moved  your (.*) from .*/{re.escape(MOVED_FROM)} to .*/{re.escape(MOVED_TO)} ", second.stdout,
+                     re.M)
+    expect(said is not None and said[1].split(", ") == moved,
+           f"init does not say that it moved {', '.join(moved)} from {MOVED_FROM} to {MOVED_TO}")
+    expect((folder / MOVED_FROM).read_text(encoding="utf-8") == old, f"init changed the learner's {MOVED_FROM}")
+    new = (folder / MOVED_TO).read_text(encoding="utf-8").splitlines(keepends=True)
+    old_lines = old.splitlines(keepends=True)
+    for exercise, _body in markers.regions(parts):
+        body = workspace.learner_body(new, exercise)
+        expect(body is not None and body == workspace.learner_body(old_lines, exercise)
+               and any("// my own line" in line for line in body),
+               f"{MOVED_TO}'s {exercise.name} is not the learner's code from {MOVED_FROM}")
+    expect(new.count("#include <deque>  // mine\n") == 1, f"init did not carry the learner's #include to {MOVED_TO}")
+    again = run_learn(args, "init")
+    expect(re.search(r"^  (moved|added) ", again.stdout, re.M) is None and "0 stub(s) added" in again.stdout,
+           "a second init moved or added something again")
+
+
 def scenario_run_mixed(args):
     stubs_everywhere(args)
     files = exercise_files()
@@ -604,10 +651,10 @@ def check_ring_hints(args):
     wraparound; the table leads with that step's own check, and a check that also runs the step
     says to fix it first."""
     right = "return (rank + ranks - step % ranks) % ranks;"
-    expect(right in workspace.file_text("ring_attention.cpp", exercise_files()["ring_attention.cpp"], solved=True),
-           "src/ring_attention.cpp's ring_block_owner changed; update this scenario")
+    expect(right in workspace.file_text("ring_layout.cpp", exercise_files()["ring_layout.cpp"], solved=True),
+           "src/ring_layout.cpp's ring_block_owner changed; update this scenario")
     write_workspace(args, lambda name, text: text.replace(right, "return (rank - step) % ranks;")
-                    if name == "ring_attention.cpp" else text)
+                    if name == "ring_layout.cpp" else text)
     shown = run_learn(args, "grade", "--chapter", "17").stdout
     failing = re.findall(r"^\s+failing: (.*)$", shown, re.M)
     expect(bool(failing) and failing[0].startswith("The ring's schedule"),
@@ -813,6 +860,7 @@ SCENARIOS = {
     "crash": scenario_crash,
     "compile-error": scenario_compile_error,
     "init-keeps-work": scenario_init_keeps_work,
+    "moved-step": scenario_moved_step,
     "run-part-three": scenario_run_part_three,
     "error-wording": scenario_error_wording,
     "run-mixed": scenario_run_mixed,
@@ -828,7 +876,7 @@ def main():
     args = parser.parse_args()
     args.workspace = args.workspace.resolve()
     args.build = args.build.resolve()
-    if args.scenario == "init-keeps-work" and args.workspace.exists():
+    if args.scenario in ("init-keeps-work", "moved-step") and args.workspace.exists():
         shutil.rmtree(args.workspace)
     SCENARIOS[args.scenario](args)
     if failures:

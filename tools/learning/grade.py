@@ -25,7 +25,8 @@ def warn_if_behind(workspace):
     if lacking:
         names = ", ".join(f"{exercise.name} (chapter {exercise.chapter})" for exercise in lacking)
         print(f"Your workspace is behind the book: it lacks {len(lacking)} exercise(s): {names}.\n"
-              "Run: tools/learn init    (it adds their stubs and keeps your code byte for byte; "
+              "Run: tools/learn init    (it adds their stubs, or your code of a step the book has moved to another "
+              "file, and keeps your code byte for byte; "
               "until then they count as not started)\n", flush=True)
 
 

@@ -104,8 +104,12 @@ def dual_text(name, parts, lines, workspace_path, stubbed=False):
 def write_sources(workspace, sources, stubbed=()):
     """Write the grading sources of every exercise file into `sources` (only those that changed,
     so only they are compiled again); the files in `stubbed` with the learner's steps as stubs.
+    A grading source of a book file that no longer has exercises (its steps moved) is removed.
     Returns {file name: a digest of what the learner's file contributes}."""
     digests = {}
+    for stale in sources.glob("*.cpp") if sources.is_dir() else ():
+        if stale.name not in exercise_files():  # a book file that no longer has exercises
+            stale.unlink()
     for name, parts in exercise_files().items():
         path = workspace / name
         lines = read_lines(path)

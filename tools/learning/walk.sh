@@ -2,8 +2,10 @@
 # The learner's loop, timed (the figures in the README): tools/learn init, the first grade, a
 # one-line edit of scores.cpp (the stub's throw becomes a first try), the regrade, and a grade
 # with nothing changed. It works in build/walk/, never in workspace/, and prints one line per
-# step with its wall time and the CPU time of everything it ran.
-#   bash tools/learning/walk.sh            (CCACHE_DISABLE=1 in front: without the compiler cache)
+# step with its wall time and the CPU time of everything it ran. With --each, it then regrades after
+# a one-line edit of each workspace file in turn (a comment added to its first step): the regrade a
+# learner meets in every chapter, which grows with the size of the book's file that holds the step.
+#   bash tools/learning/walk.sh [--each]   (CCACHE_DISABLE=1 in front: without the compiler cache)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 walk="$root/build/walk"
@@ -30,4 +32,18 @@ open(sys.argv[2], "w", encoding="utf-8").write("".join(lines))
 PY
 step regrade "${learn[@]}" grade
 step grade-again "${learn[@]}" grade
+if [[ ${1:-} == --each ]]; then
+  for file in "$walk"/workspace/*.cpp; do
+    /usr/bin/python3 - "$root/tools" "$file" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import exercises
+lines = open(sys.argv[2], encoding="utf-8").read().splitlines(keepends=True)
+first, _last = min(exercises.workspace_regions(lines).values())
+lines.insert(first + 1, "    // an edit\n")
+open(sys.argv[2], "w", encoding="utf-8").write("".join(lines))
+PY
+    step "regrade after an edit of $(basename "$file")" "${learn[@]}" grade
+  done
+fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

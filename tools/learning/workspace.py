@@ -3,12 +3,15 @@ and, for each step, the function with its exercise region; nothing else of the b
 (no option readers, tables or plots), which the grading build takes from src/ itself.
 
 `init` makes the files the workspace lacks and adds the stub of every exercise a file lacks
-(the book gained an exercise since the file was made), never changing the learner's bytes."""
+(the book gained an exercise since the file was made), never changing the learner's bytes. An
+exercise the book has moved to another file (a large file split in two) is moved with the learner's
+code: the new file gets the body the learner wrote in the old one, with the #include lines the
+learner added there, and the old file is left as it was."""
 import datetime
 import re
 import shutil
 
-from .book import (BACKUP_FOLDER, LearnError, exercise_files, exercises, markers, relative,
+from .book import (BACKUP_FOLDER, SRC, LearnError, exercise_files, exercises, markers, relative,
                    write_if_changed)
 
 HEADER = ("// Your steps of the book's src/{name}, made by tools/learn init.\n"
@@ -30,17 +33,20 @@ def function_block(exercise, body):
     return ["\n", *exercise.signature, "{\n", exercise.begin_line(), *body, exercise.end_line(), "}\n"]
 
 
-def file_text(name, parts, solved=False, only=None):
+def file_text(name, parts, solved=False, only=None, moved=None):
     """A new workspace file: the book's includes and each exercise's function, as a stub
     (or, for the grader's own tests, `solved`: True, or which exercises are). `only` limits
-    it to those exercises."""
+    it to those exercises. `moved`: a Moved, the learner's code of exercises from another file."""
     is_solved = solved if callable(solved) else (lambda _exercise: solved)
-    lines = [HEADER.format(name=name), "\n", *markers.include_lines(parts_text(parts))]
+    bodies = moved.bodies if moved else {}
+    lines = [HEADER.format(name=name), "\n", *markers.include_lines(parts_text(parts)),
+             *(moved.includes if moved else [])]
     namespace = namespace_of(parts)
     lines += ["\n", f"namespace {namespace} {{\n"] if namespace else []
     for exercise, solution in markers.regions(parts):
         if only is None or exercise.name in only:
-            lines += function_block(exercise, solution if is_solved(exercise) else exercise.stub_body())
+            body = bodies.get(exercise.name) or (solution if is_solved(exercise) else exercise.stub_body())
+            lines += function_block(exercise, body)
     lines += ["\n", f"}}  // namespace {namespace}\n"] if namespace else []
     return "".join(lines)
 
@@ -77,23 +83,64 @@ def insert_blocks(text, blocks):
     return "".join(lines[:at] + blocks + lines[at:])
 
 
+class Moved:
+    """The learner's code of the exercises a file lacks that another workspace file holds (the book
+    moved them): {exercise name: body}, where each came from, and the #include lines the learner
+    added to those files (neither the book's file of that name nor the new file has them)."""
+
+    def __init__(self, workspace, name, absent):
+        self.bodies, self.sources, self.includes = {}, {}, []
+        for other in sorted(workspace.glob("*.cpp")):
+            lines = [] if other.name == name else read_lines(other)
+            for exercise in absent:
+                body = learner_body(lines, exercise)
+                if body is not None and exercise.name not in self.bodies:
+                    self.bodies[exercise.name], self.sources[exercise.name] = body, other
+        book_lines = read_lines(SRC / name) or []
+        for other in sorted(set(self.sources.values())):
+            known = {line.strip() for line in markers.include_lines(book_lines + (read_lines(SRC / other.name) or []))}
+            self.includes += [line for line in markers.include_lines(read_lines(other)) if line.strip() not in known
+                              and line.strip() not in {kept.strip() for kept in self.includes}]
+
+    def say(self, name, path):
+        for source in sorted(set(self.sources.values())):
+            names = [exercise for exercise, found in self.sources.items() if found == source]
+            print(f"  moved  your {', '.join(names)} from {relative(source)} to {relative(path)} (the book moved "
+                  f"{'them' if len(names) > 1 else 'it'} to src/{name}; {relative(source)} is left as it was and "
+                  "no longer graded for them)")
+
+
 def add_missing(workspace, quiet=False):
-    """Create the workspace, the files it lacks and the stubs its files lack; returns
-    [(file name, [exercise names], whether the file was new)]."""
+    """Create the workspace, the files it lacks and the stubs its files lack (or the learner's code of an
+    exercise the book moved from another file); returns [(file name, [exercise names], whether the file
+    was new)]."""
     workspace.mkdir(parents=True, exist_ok=True)
     files, added = exercise_files(), []
     for name, absent in missing(workspace).items():
         path = workspace / name
         names, new = [exercise.name for exercise in absent], not path.exists()
+        moved = Moved(workspace, name, absent)
         if new:
-            path.write_text(file_text(name, files[name]), encoding="utf-8")
+            path.write_text(file_text(name, files[name], moved=moved), encoding="utf-8")
         else:
-            blocks = [line for exercise in absent for line in function_block(exercise, exercise.stub_body())]
-            path.write_text(insert_blocks(path.read_text(encoding="utf-8"), blocks), encoding="utf-8")
-        added.append((name, names, new))
+            blocks = [line for exercise in absent
+                      for line in function_block(exercise, moved.bodies.get(exercise.name) or exercise.stub_body())]
+            text = insert_includes(path.read_text(encoding="utf-8"), moved.includes)
+            path.write_text(insert_blocks(text, blocks), encoding="utf-8")
+        stubs = [exercise for exercise in names if exercise not in moved.bodies]
+        added.append((name, stubs, new, sorted(moved.bodies)))
         if not quiet:
-            print(f"  added  {', '.join(names)} {'in a new file' if new else 'to'} {relative(path)}")
+            if stubs:
+                print(f"  added  {', '.join(stubs)} {'in a new file' if new else 'to'} {relative(path)}")
+            moved.say(name, path)
     return added
+
+
+def insert_includes(text, includes):
+    """The file with `includes` after its last #include line (or at the top)."""
+    lines = text.splitlines(keepends=True)
+    at = max((index + 1 for index, line in enumerate(lines) if line in markers.include_lines([line])), default=0)
+    return "".join(lines[:at] + includes + lines[at:])
 
 
 def backup(workspace, name):
@@ -123,12 +170,14 @@ def command_init(args):
         return 0
     before = {name for name in files if (workspace / name).exists()}
     added = add_missing(workspace)
-    stubs = sum(len(names) for _name, names, _new in added)
+    stubs = sum(len(names) for _name, names, _new, _moved in added)
+    moved = sum(len(names) for _name, _stubs, _new, names in added)
     kept = sorted(before)
     for name in kept:
         print(f"  kept   your code in {relative(workspace / name)} (`tools/learn reset` puts back a stub)")
     print(f"{'Updated' if existed else 'Created'} {relative(workspace)}/: {stubs} stub(s) added, "
-          f"{len(kept)} file(s) of yours kept byte for byte apart from the stubs added.")
+          + (f"{moved} step(s) of yours moved where the book moved them, " if moved else "")
+          + f"{len(kept)} file(s) of yours kept byte for byte apart from the lines added.")
     if not kept:
         print("Next: tools/learn grade     (every chapter starts at 0 points)")
     return 0

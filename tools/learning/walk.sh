@@ -2,7 +2,9 @@
 # The learner's loop, timed (the figures in the README): tools/learn init, the first grade, a
 # one-line edit of scores.cpp (the stub's throw becomes a first try), the regrade, and a grade
 # with nothing changed. It works in build/walk/, never in workspace/, and prints one line per
-# step with its wall time and the CPU time of everything it ran. With --each, it then regrades after
+# step with its wall time and the CPU time of everything it ran. Each edit holds the time it was
+# made, so that no edit is in the compiler cache from an earlier run: a regrade compiles, as after a
+# learner's own edit. With --each, it then regrades after
 # a one-line edit of each workspace file in turn (a comment added to its first step): the regrade a
 # learner meets in every chapter, which grows with the size of the book's file that holds the step.
 #   bash tools/learning/walk.sh [--each]   (CCACHE_DISABLE=1 in front: without the compiler cache)
@@ -22,12 +24,13 @@ step init "${learn[@]}" init
 step first-grade "${learn[@]}" grade
 /usr/bin/python3 - "$root/tools" "$walk/workspace/scores.cpp" <<'PY'
 import sys
+import time
 sys.path.insert(0, sys.argv[1])
 import exercises
 lines = open(sys.argv[2], encoding="utf-8").read().splitlines(keepends=True)
 first, last = exercises.workspace_regions(lines)["scores"]
 throw = next(i for i in range(first, last) if "throw sa::NotImplemented" in lines[i])
-lines[throw] = "    return sa::Matrix(queries.rows(), keys.rows());  // a first try\n"
+lines[throw] = f"    return sa::Matrix(queries.rows(), keys.rows());  // a first try, {time.time_ns()}\n"
 open(sys.argv[2], "w", encoding="utf-8").write("".join(lines))
 PY
 step regrade "${learn[@]}" grade
@@ -36,11 +39,12 @@ if [[ ${1:-} == --each ]]; then
   for file in "$walk"/workspace/*.cpp; do
     /usr/bin/python3 - "$root/tools" "$file" <<'PY'
 import sys
+import time
 sys.path.insert(0, sys.argv[1])
 import exercises
 lines = open(sys.argv[2], encoding="utf-8").read().splitlines(keepends=True)
 first, _last = min(exercises.workspace_regions(lines).values())
-lines.insert(first + 1, "    // an edit\n")
+lines.insert(first + 1, f"    // an edit, {time.time_ns()}\n")
 open(sys.argv[2], "w", encoding="utf-8").write("".join(lines))
 PY
     step "regrade after an edit of $(basename "$file")" "${learn[@]}" grade

@@ -44,7 +44,8 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub (no build)
   moved-step     a workspace made before chapter 17's layouts moved to src/ring_layout.cpp: init moves
                  the learner's code of them, and an #include they added, into the new file, and leaves
-                 the old file as it was (no build)
+                 the old file as it was; reset of one of them before init gives that one its stub
+                 (no build)
   hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
                  (no build)
   code-size      tools/learning's modules at most 400 lines, no function of it or of this
@@ -511,6 +512,15 @@ def scenario_moved_step(args):
     again = run_learn(args, "init")
     expect(re.search(r"^  (moved|added) ", again.stdout, re.M) is None and "0 stub(s) added" in again.stdout,
            "a second init moved or added something again")
+    # reset of a moved step before init: that step gets its stub, the others the learner's code.
+    (folder / MOVED_TO).unlink()
+    reset = run_learn(args, "reset", moved[0])
+    new = (folder / MOVED_TO).read_text(encoding="utf-8").splitlines(keepends=True)
+    for exercise, _body in markers.regions(parts):
+        body, mine = workspace.learner_body(new, exercise), workspace.learner_body(old_lines, exercise)
+        expect(reset.returncode == 0 and body == (exercise.stub_body() if exercise.name == moved[0] else mine),
+               f"reset {moved[0]} before init: {exercise.name} in {MOVED_TO} is not "
+               f"{'its stub' if exercise.name == moved[0] else 'the learner' + chr(39) + 's code'}")
 
 
 def scenario_run_mixed(args):

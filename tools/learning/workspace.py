@@ -204,10 +204,13 @@ def command_reset(args):
     path = workspace / exercise.file
     lines = read_lines(path)
     region = markers.workspace_regions(lines).get(target) if lines is not None else None
-    if not region:
+    if not region:  # init's work first: the stubs the workspace lacks, and the steps the book moved
         add_missing(workspace, quiet=True)
-        print(f"Reset {target}: {relative(path)} lacked it and now holds its stub.")
-        return 0
+        lines = read_lines(path)
+        region = markers.workspace_regions(lines).get(target)
+        if is_stub(learner_body(lines, exercise), exercise):
+            print(f"Reset {target}: {relative(path)} lacked it and now holds its stub.")
+            return 0
     saved = backup(workspace, exercise.file)
     first, last = region
     lines[first:last + 1] = exercise.stub_lines()

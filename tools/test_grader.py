@@ -478,7 +478,8 @@ MOVED_FROM, MOVED_TO = "ring_attention.cpp", "ring_layout.cpp"
 
 def scenario_moved_step(args):
     """init moves the learner's code of a step the book moved, with the #include the learner added, into
-    the step's new file; the old file is left byte for byte; a second init changes nothing."""
+    the step's new file; the old file is left byte for byte; a second init changes nothing; reset of a
+    moved step before init gives that step its stub."""
     folder = args.workspace
     expect(MOVED_FROM not in exercise_files() and MOVED_TO in exercise_files(),
            f"src/{MOVED_FROM} has exercises again or src/{MOVED_TO} has none; update this scenario")
@@ -518,9 +519,9 @@ def scenario_moved_step(args):
     new = (folder / MOVED_TO).read_text(encoding="utf-8").splitlines(keepends=True)
     for exercise, _body in markers.regions(parts):
         body, mine = workspace.learner_body(new, exercise), workspace.learner_body(old_lines, exercise)
-        expect(reset.returncode == 0 and body == (exercise.stub_body() if exercise.name == moved[0] else mine),
-               f"reset {moved[0]} before init: {exercise.name} in {MOVED_TO} is not "
-               f"{'its stub' if exercise.name == moved[0] else 'the learner' + chr(39) + 's code'}")
+        wanted = (exercise.stub_body(), "its stub") if exercise.name == moved[0] else (mine, "the learner's code")
+        expect(reset.returncode == 0 and body == wanted[0],
+               f"reset {moved[0]} before init: {exercise.name} in {MOVED_TO} is not {wanted[1]}")
 
 
 def scenario_run_mixed(args):

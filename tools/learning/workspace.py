@@ -45,7 +45,8 @@ def file_text(name, parts, solved=False, only=None, moved=None):
     lines += ["\n", f"namespace {namespace} {{\n"] if namespace else []
     for exercise, solution in markers.regions(parts):
         if only is None or exercise.name in only:
-            body = bodies.get(exercise.name) or (solution if is_solved(exercise) else exercise.stub_body())
+            body = bodies[exercise.name] if exercise.name in bodies else \
+                solution if is_solved(exercise) else exercise.stub_body()
             lines += function_block(exercise, body)
     lines += ["\n", f"}}  // namespace {namespace}\n"] if namespace else []
     return "".join(lines)
@@ -93,8 +94,8 @@ class Moved:
         for other in sorted(workspace.glob("*.cpp")):
             lines = [] if other.name == name else read_lines(other)
             for exercise in absent:
-                body = learner_body(lines, exercise)
-                if body is not None and exercise.name not in self.bodies:
+                body = learner_body(lines, exercise)  # an untouched stub there is moved as a new stub here
+                if not is_stub(body, exercise) and exercise.name not in self.bodies:
                     self.bodies[exercise.name], self.sources[exercise.name] = body, other
         book_lines = read_lines(SRC / name) or []
         for other in sorted(set(self.sources.values())):
@@ -112,8 +113,8 @@ class Moved:
 
 def add_missing(workspace, quiet=False):
     """Create the workspace, the files it lacks and the stubs its files lack (or the learner's code of an
-    exercise the book moved from another file); returns [(file name, [exercise names], whether the file
-    was new)]."""
+    exercise the book moved from another file); returns [(file name, [the stubs added], whether the file
+    was new, [the exercises moved])]."""
     workspace.mkdir(parents=True, exist_ok=True)
     files, added = exercise_files(), []
     for name, absent in missing(workspace).items():
@@ -123,8 +124,8 @@ def add_missing(workspace, quiet=False):
         if new:
             path.write_text(file_text(name, files[name], moved=moved), encoding="utf-8")
         else:
-            blocks = [line for exercise in absent
-                      for line in function_block(exercise, moved.bodies.get(exercise.name) or exercise.stub_body())]
+            blocks = [line for exercise in absent for line in function_block(
+                exercise, moved.bodies[exercise.name] if exercise.name in moved.bodies else exercise.stub_body())]
             text = insert_includes(path.read_text(encoding="utf-8"), moved.includes)
             path.write_text(insert_blocks(text, blocks), encoding="utf-8")
         stubs = [exercise for exercise in names if exercise not in moved.bodies]

@@ -44,8 +44,8 @@ they changed, and rerun only the chapters whose steps changed. Scenarios:
   init-keeps-work  init twice: the learner's edit survives; reset puts back one stub (no build)
   moved-step     a workspace made before chapter 17's layouts moved to src/ring_layout.cpp: init moves
                  the learner's code of them, and an #include they added, into the new file, and leaves
-                 the old file as it was; reset of one of them before init gives that one its stub
-                 (no build)
+                 the old file as it was, which grade names as not graded; reset of one of them
+                 before init gives that one its stub (no build)
   hint-sentences hints as sentences, matrices in full, the diff's tables, stale results
                  (no build)
   code-size      tools/learning's modules at most 400 lines, no function of it or of this
@@ -510,6 +510,8 @@ def scenario_moved_step(args):
                and any("// my own line" in line for line in body),
                f"{MOVED_TO}'s {exercise.name} is not the learner's code from {MOVED_FROM}")
     expect(new.count("#include <deque>  // mine\n") == 1, f"init did not carry the learner's #include to {MOVED_TO}")
+    expect(workspace.not_graded(folder) == [(folder / MOVED_FROM, sorted(moved))],
+           f"grade would not say that {MOVED_FROM} is no longer graded: {workspace.not_graded(folder)}")
     again = run_learn(args, "init")
     expect(re.search(r"^  (moved|added) ", again.stdout, re.M) is None and "0 stub(s) added" in again.stdout,
            "a second init moved or added something again")

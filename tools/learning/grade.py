@@ -14,13 +14,19 @@ from .checks import SLOW_FACTOR, SLOW_TAG, Check, grade_check, list_cases, liste
     run_ctest, run_in_one_process
 from .sources import chapter_digest
 from .table import ChapterResult, print_table, save_results
-from .workspace import exercise_state, missing
+from .workspace import exercise_state, missing, not_graded
 
 RESULTS_CACHE = ".grade-cache.json"  # in the grading build: each chapter's last results and what they depend on
 
 
 def warn_if_behind(workspace):
-    """Tell a learner whose workspace lacks exercises the book has to run init."""
+    """Tell a learner whose workspace lacks exercises the book has to run init, and which of their files
+    are not graded any more (the book moved their steps)."""
+    where = {exercise.name: exercise.file for exercise in exercises()}
+    for path, names in not_graded(workspace):
+        moved = ", ".join(f"{name} (now in {where[name]})" if name in where else name for name in names)
+        print(f"Not graded: {relative(path)}, since the book's {path.name} has no exercises now: {moved}. "
+              "tools/learn init copies your code of them into their new files; then this file can go.", flush=True)
     lacking = [exercise for absent in missing(workspace).values() for exercise in absent]
     if lacking:
         names = ", ".join(f"{exercise.name} (chapter {exercise.chapter})" for exercise in lacking)

@@ -111,6 +111,14 @@ class Moved:
                   "no longer graded for them)")
 
 
+def not_graded(workspace):
+    """[(workspace file, [the exercises it holds])] for the files that hold exercises but are no book file's
+    with exercises (the book moved their steps to other files): the learner's code there is not graded."""
+    files = exercise_files()
+    return [(path, sorted(regions)) for path in sorted(workspace.glob("*.cpp")) if path.name not in files
+            for regions in [markers.workspace_regions(read_lines(path))] if regions]
+
+
 def add_missing(workspace, quiet=False):
     """Create the workspace, the files it lacks and the stubs its files lack (or the learner's code of an
     exercise the book moved from another file); returns [(file name, [the stubs added], whether the file

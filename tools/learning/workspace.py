@@ -98,10 +98,13 @@ class Moved:
                 if not is_stub(body, exercise) and exercise.name not in self.bodies:
                     self.bodies[exercise.name], self.sources[exercise.name] = body, other
         book_lines = read_lines(SRC / name) or []
+        carried = set()  # each #include once, however many old files hold it
         for other in sorted(set(self.sources.values())):
             known = {line.strip() for line in markers.include_lines(book_lines + (read_lines(SRC / other.name) or []))}
-            self.includes += [line for line in markers.include_lines(read_lines(other)) if line.strip() not in known
-                              and line.strip() not in {kept.strip() for kept in self.includes}]
+            for line in markers.include_lines(read_lines(other)):
+                if line.strip() not in known | carried:
+                    carried.add(line.strip())
+                    self.includes.append(line)
 
     def say(self, name, path):
         for source in sorted(set(self.sources.values())):
